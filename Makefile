@@ -1,0 +1,66 @@
+# Gantry's one entry point. `make run` and `make test` are the two commands
+# a fresh machine needs (see README.md).
+
+SHELL := /bin/bash
+GO ?= go
+GANTRY_DEV := $(GO) run ./cmd/gantry-dev
+# Integration and end-to-end tests share one local stack; two test binaries
+# at a time is what two cores sustain.
+TEST_FLAGS ?= -p 2 -timeout 25m
+
+.PHONY: run test unit lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local
+
+## run: bring up the local stack and the portal on http://127.0.0.1:8080 (Ctrl-C stops what it started)
+run:
+	$(GANTRY_DEV) run
+
+## build: build the gantry binary into bin/
+build:
+	$(GO) build -o bin/gantry ./cmd/gantry
+
+## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
+test: check-generated lint
+	$(GANTRY_DEV) up
+	$(GO) test $(TEST_FLAGS) ./...
+
+## unit: the tests that need nothing running
+unit:
+	$(GO) test -short ./...
+
+## lint: gofmt, go vet and staticcheck
+lint:
+	@files=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^deploy/tools/')); \
+	if [ -n "$$files" ]; then echo "gofmt would change:"; echo "$$files"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+## generate: regenerate templ components
+generate:
+	$(GO) tool templ generate -path views
+
+## check-generated: fail when committed templ output is stale
+check-generated:
+	@tmp=$$(mktemp -d); cp -r views $$tmp/; \
+	$(GO) tool templ generate -path $$tmp/views >/dev/null 2>&1 || { echo "templ generate failed"; exit 1; }; \
+	for f in $$(cd $$tmp && find views -name '*_templ.go'); do \
+		cmp -s $$tmp/$$f $$f || { echo "$$f is stale: run make generate and commit"; rm -rf $$tmp; exit 1; }; \
+	done; \
+	for f in $$(find views -name '*.templ'); do \
+		[ -f $${f%.templ}_templ.go ] || { echo "$${f%.templ}_templ.go missing: run make generate"; rm -rf $$tmp; exit 1; }; \
+	done; rm -rf $$tmp; echo "templ output is fresh"
+
+## cluster-up / cluster-down / cluster-status: the local Kubernetes stack alone
+cluster-up:
+	$(GANTRY_DEV) up
+cluster-down:
+	$(GANTRY_DEV) down
+cluster-status:
+	$(GANTRY_DEV) status
+
+## bench: Go benchmarks and load runs against the local stack
+bench:
+	$(GANTRY_DEV) up
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean-local: cluster-down
+	rm -rf .local
