@@ -1,0 +1,56 @@
+package kube
+
+import (
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Kinds of API errors callers branch on. Test with errors.Is(err, kube.ErrNotFound).
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrForbidden = errors.New("forbidden")
+	ErrConflict  = errors.New("conflict")
+	// ErrNotSynced means the informer cache has not completed its first list,
+	// so an empty answer would be a guess.
+	ErrNotSynced = errors.New("cluster cache not synced yet")
+)
+
+// APIError is an API server error classified by kind. It unwraps to the
+// original error, so apierrors helpers keep working on it.
+type APIError struct {
+	// Kind is one of ErrNotFound, ErrForbidden or ErrConflict.
+	Kind error
+	// Err is the error returned by the API server.
+	Err error
+}
+
+// Error returns the API server's message.
+func (e *APIError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the original API server error.
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Is reports whether target is the error's kind.
+func (e *APIError) Is(target error) bool { return target == e.Kind }
+
+// MapError classifies an API server error: NotFound, Forbidden and Conflict
+// (including AlreadyExists, which is a conflict on create) become *APIError
+// with the matching kind; any other error is returned unchanged.
+func MapError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kind error
+	switch {
+	case apierrors.IsNotFound(err):
+		kind = ErrNotFound
+	case apierrors.IsForbidden(err):
+		kind = ErrForbidden
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		kind = ErrConflict
+	default:
+		return err
+	}
+	return &APIError{Kind: kind, Err: err}
+}
