@@ -1,0 +1,192 @@
+// Command gantry is the Gantry portal server.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/config"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/web"
+	"github.com/gantry-dev/gantry/static"
+)
+
+const shutdownTimeout = 20 * time.Second
+
+func main() {
+	cfg, err := config.Load(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gantry:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("gantry stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := store.Migrate(ctx, db.SQL(), log); err != nil {
+		return err
+	}
+	auditLog := audit.New(db, nil)
+	if cfg.SeedTeams != "" {
+		n, err := db.SeedTeamsFile(ctx, cfg.SeedTeams)
+		if err != nil {
+			return err
+		}
+		if err := auditLog.Record(ctx, audit.Event{Actor: audit.SystemActor, Action: audit.ActionTeamsSeeded, Target: cfg.SeedTeams,
+			Detail: map[string]any{"teams": n}, Via: audit.ViaSystem}); err != nil {
+			return err
+		}
+		log.Info("teams seeded", "file", cfg.SeedTeams, "teams", n)
+	}
+
+	oidcRP, err := discover(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+
+	ready := []web.ReadinessCheck{{Name: "database", Check: db.Ping}}
+	var overviews web.TeamOverviews
+	restCfg, err := kube.RESTConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	clients, err := kube.NewClients(restCfg)
+	if err != nil {
+		return err
+	}
+	cache, err := kube.NewCache(clients.Kueue, 0)
+	if err != nil {
+		return err
+	}
+	cache.Start(ctx)
+	syncCtx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
+	if err := cache.WaitForSync(syncCtx); err != nil {
+		// Pages say the cluster could not be read until the informers catch up.
+		log.Warn("cluster cache not synced yet", "err", err)
+	}
+	cancelSync()
+	overviews = queue.NewReader(cache)
+	ready = append(ready, web.APIServerCheck(clients.Kube.Discovery()))
+
+	sessions := auth.NewSessionManager(db.SQL(), auth.SessionOptions{
+		IdleTimeout:     cfg.SessionIdleTimeout,
+		Lifetime:        cfg.SessionLifetime,
+		Secure:          cfg.SecureCookies(),
+		CleanupInterval: 5 * time.Minute,
+	})
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	gin.SetMode(gin.ReleaseMode)
+	handler, err := web.NewHandler(web.Deps{
+		PublicURL:     cfg.PublicURL,
+		Issuer:        cfg.OIDCIssuer,
+		CSRFKey:       auth.DeriveKey(cfg.OIDCClientSecret, "csrf"),
+		SecureCookies: cfg.SecureCookies(),
+		Store:         db,
+		Sessions:      sessions,
+		Login:         oidcRP,
+		Auth: &auth.Authenticator{
+			Sessions: sessions,
+			Store:    db,
+			Resolver: auth.Resolver{Teams: db, AdminGroups: cfg.AdminGroups},
+			Log:      log,
+		},
+		Audit:     auditLog,
+		Overviews: overviews,
+		Ready:     ready,
+		Static:    static.FS,
+		Registry:  registry,
+		Log:       log,
+	})
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Addr:              cfg.Listen,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() {
+		log.Info("gantry listening", "addr", cfg.Listen, "public_url", cfg.PublicURL.String())
+		errc <- srv.ListenAndServe()
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", cfg.Listen, err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("drain connections: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", cfg.Listen, err)
+	}
+	return nil
+}
+
+// discover retries OIDC discovery for a while: the IdP may start after us.
+func discover(ctx context.Context, cfg config.Config, log *slog.Logger) (*auth.OIDC, error) {
+	opts := auth.OIDCOptions{
+		Issuer:                cfg.OIDCIssuer,
+		ClientID:              cfg.OIDCClientID,
+		ClientSecret:          cfg.OIDCClientSecret,
+		Scopes:                cfg.OIDCScopes,
+		GroupsClaim:           cfg.OIDCGroupsClaim,
+		RedirectURL:           cfg.PublicURL.String() + "/auth/callback",
+		PostLogoutRedirectURL: cfg.PublicURL.String() + "/",
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		rp, err := auth.NewOIDC(ctx, opts)
+		if err == nil {
+			return rp, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		log.Warn("OIDC discovery failed, retrying", "issuer", cfg.OIDCIssuer, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("OIDC discovery: %w", ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// Reasons a login callback is refused. Each is a distinct, expected
+// failure with its own words for the person signing in.
+var (
+	ErrNoLoginInProgress = errors.New("no sign-in is in progress in this browser session")
+	ErrStateMismatch     = errors.New("the sign-in response does not belong to this browser session")
+	ErrProviderRefused   = errors.New("the identity provider refused the sign-in")
+	ErrCodeExchange      = errors.New("the sign-in code could not be redeemed at the identity provider")
+	ErrIDTokenInvalid    = errors.New("the identity provider's ID token is not valid for this portal")
+	ErrNonceMismatch     = errors.New("the ID token was issued for a different sign-in attempt")
+	ErrMissingUsername   = errors.New("the ID token does not name the user")
+)
+
+// OIDCOptions configure the OpenID Connect relying party.
+type OIDCOptions struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	GroupsClaim  string
+	// RedirectURL is the portal's /auth/callback URL.
+	RedirectURL string
+	// PostLogoutRedirectURL is where the IdP sends the browser after logout.
+	PostLogoutRedirectURL string
+	// Now is the clock used to check ID token expiry; nil means time.Now.
+	Now func() time.Time
+	// HTTPClient is used for discovery, token and key requests; nil means a client with a timeout.
+	HTTPClient *http.Client
+}
+
+// OIDC is the portal's relying party: it starts logins, completes them and
+// builds the IdP logout URL.
+type OIDC struct {
+	oauth       oauth2.Config
+	verifier    *oidc.IDTokenVerifier
+	groupsClaim string
+	endSession  string
+	postLogout  string
+	clientID    string
+	httpClient  *http.Client
+}
+
+// Identity is what a verified ID token says about the user.
+type Identity struct {
+	Subject  string
+	Username string
+	Name     string
+	Email    string
+	Groups   []string
+	// RawIDToken is kept for the id_token_hint at logout.
+	RawIDToken string
+}
+
+// NewOIDC discovers the provider at opts.Issuer and returns a relying party.
+func NewOIDC(ctx context.Context, opts OIDCOptions) (*OIDC, error) {
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	ctx = oidc.ClientContext(ctx, client)
+	provider, err := oidc.NewProvider(ctx, opts.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("discover OIDC provider %s: %w", opts.Issuer, err)
+	}
+	var extra struct {
+		EndSession string `json:"end_session_endpoint"`
+	}
+	if err := provider.Claims(&extra); err != nil {
+		return nil, fmt.Errorf("read discovery of %s: %w", opts.Issuer, err)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	groupsClaim := opts.GroupsClaim
+	if groupsClaim == "" {
+		groupsClaim = "groups"
+	}
+	return &OIDC{
+		oauth: oauth2.Config{
+			ClientID:     opts.ClientID,
+			ClientSecret: opts.ClientSecret,
+			Endpoint:     provider.Endpoint(),
+			RedirectURL:  opts.RedirectURL,
+			Scopes:       opts.Scopes,
+		},
+		verifier:    provider.VerifierContext(ctx, &oidc.Config{ClientID: opts.ClientID, Now: now}),
+		groupsClaim: groupsClaim,
+		endSession:  extra.EndSession,
+		postLogout:  opts.PostLogoutRedirectURL,
+		clientID:    opts.ClientID,
+		httpClient:  client,
+	}, nil
+}
+
+// BeginLogin stores a fresh state, nonce, PKCE verifier and the page to
+// return to in the session, and returns the IdP authorization URL.
+func (o *OIDC) BeginLogin(ctx context.Context, sm *scs.SessionManager, next string) (string, error) {
+	state, err := randomString()
+	if err != nil {
+		return "", fmt.Errorf("begin login: %w", err)
+	}
+	nonce, err := randomString()
+	if err != nil {
+		return "", fmt.Errorf("begin login: %w", err)
+	}
+	verifier := oauth2.GenerateVerifier()
+	sm.Put(ctx, keyLoginState, state)
+	sm.Put(ctx, keyNonce, nonce)
+	sm.Put(ctx, keyVerifier, verifier)
+	sm.Put(ctx, keyNext, SafeNext(next))
+	return o.oauth.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+}
+
+// CompleteLogin checks the authorization response in query against the
+// login stored in the session (which it consumes, so a response cannot be
+// replayed), redeems the code with the PKCE verifier and verifies the ID
+// token and its nonce. It returns the identity and the local path to go to.
+func (o *OIDC) CompleteLogin(ctx context.Context, sm *scs.SessionManager, query url.Values) (Identity, string, error) {
+	wantState := sm.PopString(ctx, keyLoginState)
+	nonce := sm.PopString(ctx, keyNonce)
+	verifier := sm.PopString(ctx, keyVerifier)
+	next := SafeNext(sm.PopString(ctx, keyNext))
+
+	if e := query.Get("error"); e != "" {
+		return Identity{}, next, fmt.Errorf("%w: %s %s", ErrProviderRefused, e, query.Get("error_description"))
+	}
+	if wantState == "" || nonce == "" || verifier == "" {
+		return Identity{}, next, ErrNoLoginInProgress
+	}
+	if subtle.ConstantTimeCompare([]byte(wantState), []byte(query.Get("state"))) != 1 {
+		return Identity{}, next, ErrStateMismatch
+	}
+	ctx = oidc.ClientContext(ctx, o.httpClient)
+	tok, err := o.oauth.Exchange(ctx, query.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		return Identity{}, next, fmt.Errorf("%w: %w", ErrCodeExchange, err)
+	}
+	raw, ok := tok.Extra("id_token").(string)
+	if !ok || raw == "" {
+		return Identity{}, next, fmt.Errorf("%w: the token response has no id_token", ErrIDTokenInvalid)
+	}
+	id, err := o.VerifyIDToken(ctx, raw, nonce)
+	if err != nil {
+		return Identity{}, next, err
+	}
+	return id, next, nil
+}
+
+// VerifyIDToken verifies the signature, issuer, audience and expiry of a raw
+// ID token, checks its nonce in constant time, and reads the identity.
+func (o *OIDC) VerifyIDToken(ctx context.Context, raw, nonce string) (Identity, error) {
+	ctx = oidc.ClientContext(ctx, o.httpClient)
+	tok, err := o.verifier.Verify(ctx, raw)
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %w", ErrIDTokenInvalid, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(tok.Nonce), []byte(nonce)) != 1 {
+		return Identity{}, ErrNonceMismatch
+	}
+	var claims map[string]any
+	if err := tok.Claims(&claims); err != nil {
+		return Identity{}, fmt.Errorf("%w: decode claims: %w", ErrIDTokenInvalid, err)
+	}
+	id := Identity{
+		Subject:    tok.Subject,
+		Username:   stringClaim(claims, "preferred_username"),
+		Name:       stringClaim(claims, "name"),
+		Email:      stringClaim(claims, "email"),
+		Groups:     listClaim(claims, o.groupsClaim),
+		RawIDToken: raw,
+	}
+	if id.Username == "" {
+		id.Username = tok.Subject
+	}
+	if id.Username == "" {
+		return Identity{}, ErrMissingUsername
+	}
+	return id, nil
+}
+
+// LogoutURL returns the IdP's RP-initiated logout URL, or "" when the
+// provider does not offer an end_session_endpoint.
+func (o *OIDC) LogoutURL(idTokenHint string) string {
+	if o.endSession == "" {
+		return ""
+	}
+	u, err := url.Parse(o.endSession)
+	if err != nil {
+		return ""
+	}
+	q := u.Query()
+	if idTokenHint != "" {
+		q.Set("id_token_hint", idTokenHint)
+	}
+	if o.postLogout != "" {
+		q.Set("post_logout_redirect_uri", o.postLogout)
+	}
+	q.Set("client_id", o.clientID)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// SafeNext returns next if it is a local absolute path, else "/". It
+// refuses anything that would leave the portal (open redirects).
+func SafeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	if strings.ContainsAny(next, "\\\r\n\t") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return next
+}
+
+func randomString() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random bytes: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func stringClaim(claims map[string]any, name string) string {
+	s, _ := claims[name].(string)
+	return s
+}
+
+// listClaim reads a claim that is a list of strings or a single string.
+func listClaim(claims map[string]any, name string) []string {
+	switch v := claims[name].(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, item := range v {
+			if s, ok := item.(string); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return []string{}
+}

@@ -1,0 +1,206 @@
+// Package config holds the portal's one typed configuration, read from
+// command-line flags with environment variables as defaults.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config is the complete configuration of the portal.
+type Config struct {
+	// Listen is the address the HTTP server binds to.
+	Listen string
+	// PublicURL is the externally visible base URL (scheme, host, no path).
+	PublicURL *url.URL
+	// OIDCIssuer is the issuer URL of the OpenID Connect provider.
+	OIDCIssuer string
+	// OIDCClientID and OIDCClientSecret identify the portal at the provider.
+	OIDCClientID     string
+	OIDCClientSecret string
+	// OIDCScopes are requested at login.
+	OIDCScopes []string
+	// OIDCGroupsClaim names the ID token claim that lists the user's groups.
+	OIDCGroupsClaim string
+	// DatabaseURL is a PostgreSQL DSN.
+	DatabaseURL string
+	// Kubeconfig is a kubeconfig path; empty means in-cluster configuration.
+	Kubeconfig string
+	// PrometheusURL is the base URL of the Prometheus API.
+	PrometheusURL string
+	// AdminGroups are the IdP groups whose members are portal admins.
+	AdminGroups []string
+	// SeedTeams is an optional teams.yaml upserted into the database at start (development).
+	SeedTeams string
+	// SessionIdleTimeout ends a session after this long without a request.
+	SessionIdleTimeout time.Duration
+	// SessionLifetime ends a session this long after login, active or not.
+	SessionLifetime time.Duration
+	// LogLevel is the minimum level of structured logs.
+	LogLevel slog.Level
+}
+
+// SecureCookies reports whether cookies must carry the Secure attribute,
+// which is the case when the portal is served over TLS.
+func (c Config) SecureCookies() bool {
+	return c.PublicURL != nil && c.PublicURL.Scheme == "https"
+}
+
+// Load parses args (without the program name) with values from getenv as
+// defaults, and validates the result.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	fs := flag.NewFlagSet("gantry", flag.ContinueOnError)
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+
+	var (
+		cfg                                 Config
+		publicURL, scopes, admins, logLevel string
+		idle, lifetime                      string
+	)
+	fs.StringVar(&cfg.Listen, "listen", env("GANTRY_LISTEN", "127.0.0.1:8080"), "HTTP listen address")
+	fs.StringVar(&publicURL, "public-url", env("GANTRY_PUBLIC_URL", ""), "public base URL (default http://<listen>)")
+	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", env("GANTRY_OIDC_ISSUER", ""), "OIDC issuer URL")
+	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", env("GANTRY_OIDC_CLIENT_ID", ""), "OIDC client id")
+	fs.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", "", "OIDC client secret (env GANTRY_OIDC_CLIENT_SECRET)")
+	fs.StringVar(&scopes, "oidc-scopes", env("GANTRY_OIDC_SCOPES", "openid,profile,email,groups"), "comma-separated OIDC scopes")
+	fs.StringVar(&cfg.OIDCGroupsClaim, "oidc-groups-claim", env("GANTRY_OIDC_GROUPS_CLAIM", "groups"), "ID token claim holding groups")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL DSN (env GANTRY_DATABASE_URL)")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("GANTRY_KUBECONFIG", ""), "kubeconfig path (empty: in-cluster)")
+	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", env("GANTRY_PROMETHEUS_URL", ""), "Prometheus base URL")
+	fs.StringVar(&admins, "admin-groups", env("GANTRY_ADMIN_GROUPS", "gantry-admins"), "comma-separated admin IdP groups")
+	fs.StringVar(&cfg.SeedTeams, "seed-teams", env("GANTRY_SEED_TEAMS", ""), "teams.yaml to upsert at start (development)")
+	fs.StringVar(&idle, "session-idle-timeout", env("GANTRY_SESSION_IDLE_TIMEOUT", "30m"), "session idle timeout")
+	fs.StringVar(&lifetime, "session-lifetime", env("GANTRY_SESSION_LIFETIME", "12h"), "absolute session lifetime")
+	fs.StringVar(&logLevel, "log-level", env("GANTRY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, fmt.Errorf("%w\n%s", err, usage.String())
+		}
+		return Config{}, fmt.Errorf("parse flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+
+	// Secrets are not flag defaults, so --help never prints them.
+	if cfg.OIDCClientSecret == "" {
+		cfg.OIDCClientSecret = getenv("GANTRY_OIDC_CLIENT_SECRET")
+	}
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = getenv("GANTRY_DATABASE_URL")
+	}
+
+	var errs []error
+	cfg.OIDCScopes = splitList(scopes)
+	cfg.AdminGroups = splitList(admins)
+
+	var err error
+	if cfg.SessionIdleTimeout, err = parsePositiveDuration(idle); err != nil {
+		errs = append(errs, fmt.Errorf("session idle timeout: %w", err))
+	}
+	if cfg.SessionLifetime, err = parsePositiveDuration(lifetime); err != nil {
+		errs = append(errs, fmt.Errorf("session lifetime: %w", err))
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("log level %q: %w", logLevel, err))
+	}
+	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen address %q: %w", cfg.Listen, err))
+	}
+	if publicURL == "" {
+		publicURL = "http://" + cfg.Listen
+	}
+	if cfg.PublicURL, err = parseBaseURL(publicURL); err != nil {
+		errs = append(errs, fmt.Errorf("public URL: %w", err))
+	}
+	if cfg.OIDCIssuer == "" {
+		errs = append(errs, errors.New("OIDC issuer is required (GANTRY_OIDC_ISSUER)"))
+	} else if _, err := parseBaseURL(cfg.OIDCIssuer); err != nil {
+		errs = append(errs, fmt.Errorf("OIDC issuer: %w", err))
+	}
+	if cfg.OIDCClientID == "" {
+		errs = append(errs, errors.New("OIDC client id is required (GANTRY_OIDC_CLIENT_ID)"))
+	}
+	if cfg.OIDCClientSecret == "" {
+		errs = append(errs, errors.New("OIDC client secret is required (GANTRY_OIDC_CLIENT_SECRET)"))
+	}
+	if !contains(cfg.OIDCScopes, "openid") {
+		errs = append(errs, errors.New("OIDC scopes must include openid"))
+	}
+	if cfg.OIDCGroupsClaim == "" {
+		errs = append(errs, errors.New("OIDC groups claim must not be empty"))
+	}
+	if cfg.DatabaseURL == "" {
+		errs = append(errs, errors.New("database URL is required (GANTRY_DATABASE_URL)"))
+	}
+	if cfg.PrometheusURL != "" {
+		if _, err := parseBaseURL(cfg.PrometheusURL); err != nil {
+			errs = append(errs, fmt.Errorf("prometheus URL: %w", err))
+		}
+	}
+	if cfg.SessionLifetime > 0 && cfg.SessionIdleTimeout > cfg.SessionLifetime {
+		errs = append(errs, errors.New("session idle timeout must not exceed the session lifetime"))
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+	}
+	return cfg, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%q: host is missing", raw)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u, nil
+}
+
+func parsePositiveDuration(raw string) (time.Duration, error) {
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		return 0, fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", raw)
+	}
+	return d, nil
+}
+
+func splitList(raw string) []string {
+	var out []string
+	for _, part := range strings.Split(raw, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package config
+
+import (
+	"flag"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func baseEnv() map[string]string {
+	return map[string]string{
+		"GANTRY_OIDC_ISSUER":        "http://127.0.0.1:5556",
+		"GANTRY_OIDC_CLIENT_ID":     "gantry",
+		"GANTRY_OIDC_CLIENT_SECRET": "secret",
+		"GANTRY_DATABASE_URL":       "postgres://gantry@127.0.0.1:55432/gantry",
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	cfg, err := Load(nil, envFrom(baseEnv()))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8080", cfg.Listen)
+	assert.Equal(t, "http://127.0.0.1:8080", cfg.PublicURL.String())
+	assert.Equal(t, []string{"openid", "profile", "email", "groups"}, cfg.OIDCScopes)
+	assert.Equal(t, "groups", cfg.OIDCGroupsClaim)
+	assert.Equal(t, []string{"gantry-admins"}, cfg.AdminGroups)
+	assert.Equal(t, 30*time.Minute, cfg.SessionIdleTimeout)
+	assert.Equal(t, 12*time.Hour, cfg.SessionLifetime)
+	assert.Equal(t, slog.LevelInfo, cfg.LogLevel)
+	assert.False(t, cfg.SecureCookies())
+}
+
+func TestLoadFlagsOverrideEnv(t *testing.T) {
+	env := baseEnv()
+	env["GANTRY_LISTEN"] = "127.0.0.1:9999"
+	env["GANTRY_ADMIN_GROUPS"] = "a, b"
+	cfg, err := Load([]string{"--listen", "0.0.0.0:8443", "--public-url", "https://gantry.example.com/", "--log-level", "debug"}, envFrom(env))
+	require.NoError(t, err)
+	assert.Equal(t, "0.0.0.0:8443", cfg.Listen)
+	assert.Equal(t, "https://gantry.example.com", cfg.PublicURL.String())
+	assert.True(t, cfg.SecureCookies())
+	assert.Equal(t, []string{"a", "b"}, cfg.AdminGroups)
+	assert.Equal(t, slog.LevelDebug, cfg.LogLevel)
+}
+
+func TestLoadInvalid(t *testing.T) {
+	cases := map[string]struct {
+		env     map[string]string
+		args    []string
+		wantErr string
+	}{
+		"missing issuer":       {env: map[string]string{"GANTRY_OIDC_ISSUER": ""}, wantErr: "OIDC issuer is required"},
+		"missing client id":    {env: map[string]string{"GANTRY_OIDC_CLIENT_ID": ""}, wantErr: "client id is required"},
+		"missing secret":       {env: map[string]string{"GANTRY_OIDC_CLIENT_SECRET": ""}, wantErr: "client secret is required"},
+		"missing database":     {env: map[string]string{"GANTRY_DATABASE_URL": ""}, wantErr: "database URL is required"},
+		"bad public url":       {args: []string{"--public-url", "ftp://x"}, wantErr: "scheme must be http or https"},
+		"no openid scope":      {env: map[string]string{"GANTRY_OIDC_SCOPES": "profile"}, wantErr: "must include openid"},
+		"bad idle timeout":     {env: map[string]string{"GANTRY_SESSION_IDLE_TIMEOUT": "soon"}, wantErr: "session idle timeout"},
+		"idle beyond lifetime": {args: []string{"--session-idle-timeout", "2h", "--session-lifetime", "1h"}, wantErr: "must not exceed"},
+		"bad log level":        {args: []string{"--log-level", "loud"}, wantErr: "log level"},
+		"bad listen":           {args: []string{"--listen", "nope"}, wantErr: "listen address"},
+		"stray argument":       {args: []string{"extra"}, wantErr: "unexpected arguments"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := baseEnv()
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			_, err := Load(tc.args, envFrom(env))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+func TestLoadHelpListsFlags(t *testing.T) {
+	_, err := Load([]string{"--help"}, envFrom(baseEnv()))
+	require.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, err.Error(), "-oidc-issuer")
+	assert.NotContains(t, err.Error(), "secret\"", "secrets are not shown as defaults")
+	assert.NotContains(t, err.Error(), "postgres://")
+}

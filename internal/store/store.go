@@ -1,0 +1,117 @@
+// Package store is the portal's PostgreSQL persistence: gorm models,
+// context-first queries and the migration runner.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// ErrNotFound is returned when a requested record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store gives access to the portal's database.
+type Store struct {
+	db *gorm.DB
+}
+
+// Open connects to the PostgreSQL database at dsn. It does not apply migrations.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{
+		Logger:         logger.Discard,
+		NowFunc:        func() time.Time { return time.Now().UTC() },
+		TranslateError: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(20)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// SQL returns the underlying connection pool, for the migration runner and
+// the session store.
+func (s *Store) SQL() *sql.DB {
+	sqlDB, _ := s.db.DB() // cannot fail: Open checked it
+	return sqlDB
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.SQL().PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	var one int
+	if err := s.db.WithContext(ctx).Raw("SELECT 1").Scan(&one).Error; err != nil {
+		return fmt.Errorf("query database: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	return s.SQL().Close()
+}
+
+// StringList is a list of strings stored as a JSONB array.
+type StringList []string
+
+// Value implements driver.Valuer.
+func (l StringList) Value() (driver.Value, error) {
+	if l == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]string(l))
+	if err != nil {
+		return nil, fmt.Errorf("encode string list: %w", err)
+	}
+	return string(b), nil
+}
+
+// Scan implements sql.Scanner.
+func (l *StringList) Scan(src any) error {
+	var raw []byte
+	switch v := src.(type) {
+	case nil:
+		*l = nil
+		return nil
+	case []byte:
+		raw = v
+	case string:
+		raw = []byte(v)
+	default:
+		return fmt.Errorf("scan string list from %T", src)
+	}
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("decode string list: %w", err)
+	}
+	*l = out
+	return nil
+}
+
+// notFound turns gorm's record-not-found into ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+)
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newStore opens a migrated store on a fresh database.
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, stacktest.Postgres(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
+	return s
+}
+
+func tables(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		require.NoError(t, rows.Scan(&n))
+		out = append(out, n)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func countVersions(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&n))
+	return n
+}
+
+func TestMigrateEmptyDatabaseAndIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, stacktest.Postgres(t))
+	require.NoError(t, err)
+	defer s.Close()
+
+	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
+	want := []string{"api_tokens", "audit_log", "goose_db_version", "sessions", "teams", "users"}
+	assert.Equal(t, want, tables(t, s.SQL()))
+	applied := countVersions(t, s.SQL())
+	assert.Positive(t, applied)
+
+	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()), "second run")
+	assert.Equal(t, want, tables(t, s.SQL()))
+	assert.Equal(t, applied, countVersions(t, s.SQL()), "second run applies nothing")
+}
+
+func TestMigrateConcurrentRunnersApplyOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := stacktest.Postgres(t)
+	const runners = 4
+	stores := make([]*Store, runners)
+	for i := range stores {
+		s, err := Open(ctx, dsn)
+		require.NoError(t, err)
+		defer s.Close()
+		stores[i] = s
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, runners)
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Migrate(ctx, s.SQL(), quietLog())
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "runner %d", i)
+	}
+	var files int
+	require.NoError(t, stores[0].SQL().QueryRow(`SELECT count(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`).Scan(&files))
+	assert.Equal(t, files, countVersions(t, stores[0].SQL()), "each migration recorded exactly once")
+}
+
+func TestUsers(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+
+	_, err := s.UserByUsername(ctx, "alice")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", Name: "Alice", Email: "a@x", Groups: StringList{"vision-researchers"}, LastLoginAt: first}))
+	second := first.Add(time.Hour)
+	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", Name: "Alice A.", Email: "a@y", Groups: StringList{"nlp-leads"}, LastLoginAt: second}))
+
+	u, err := s.UserByUsername(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, "Alice A.", u.Name)
+	assert.Equal(t, "a@y", u.Email)
+	assert.Equal(t, StringList{"nlp-leads"}, u.Groups)
+	assert.True(t, second.Equal(u.LastLoginAt))
+}
+
+func TestTeamsSeedAndUpsert(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	teams, err := ParseTeams([]byte(`
+cohort: gantry
+teams:
+  - name: vision
+    displayName: Computer Vision
+    costCenter: CC-1001
+    memberGroups: [vision-researchers]
+    leadGroups: [vision-leads]
+    quotas:
+      h100: {nvidia.com/gpu: 16, cpu: 128, memory: 1Ti}
+  - name: nlp
+    memberGroups: [nlp-researchers]
+`))
+	require.NoError(t, err)
+	require.NoError(t, s.UpsertTeams(ctx, teams))
+	require.NoError(t, s.UpsertTeams(ctx, teams), "upsert is repeatable")
+
+	got, err := s.ActiveTeams(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "nlp", got[0].Name)
+	assert.Equal(t, "nlp", got[0].DisplayName)
+	assert.Equal(t, StringList{}, got[0].LeadGroups)
+	assert.Equal(t, "Computer Vision", got[1].DisplayName)
+	assert.Equal(t, "CC-1001", got[1].CostCenter)
+	assert.Equal(t, StringList{"vision-leads"}, got[1].LeadGroups)
+
+	_, err = s.TeamByName(ctx, "nope")
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestParseTeamsInvalid(t *testing.T) {
+	cases := map[string]struct {
+		yaml    string
+		wantErr string
+	}{
+		"no name":   {yaml: "teams:\n  - displayName: X\n", wantErr: "has no name"},
+		"duplicate": {yaml: "teams:\n  - name: a\n  - name: a\n", wantErr: "listed twice"},
+		"not yaml":  {yaml: "teams: [", wantErr: "parse teams"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseTeams([]byte(tc.yaml))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+func TestAPITokens(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", LastLoginAt: now}))
+	require.NoError(t, s.RecordLogin(ctx, User{Username: "bob", LastLoginAt: now}))
+
+	tok, err := s.CreateAPIToken(ctx, APIToken{Username: "alice", Name: "ci", Hash: []byte("hash-1"), Prefix: "gty_abcd", ExpiresAt: now.Add(24 * time.Hour)})
+	require.NoError(t, err)
+	assert.NotZero(t, tok.ID)
+	assert.True(t, tok.Active(now))
+	assert.False(t, tok.Active(now.Add(25*time.Hour)), "expired")
+
+	_, err = s.CreateAPIToken(ctx, APIToken{Username: "bob", Name: "dup", Hash: []byte("hash-1"), Prefix: "x", ExpiresAt: now})
+	assert.Error(t, err, "hashes are unique")
+
+	got, err := s.APITokenByHash(ctx, []byte("hash-1"))
+	require.NoError(t, err)
+	assert.Equal(t, tok.ID, got.ID)
+	assert.Equal(t, "alice", got.Username)
+	assert.Nil(t, got.LastUsedAt)
+
+	_, err = s.APITokenByHash(ctx, []byte("other"))
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	require.NoError(t, s.TouchAPIToken(ctx, tok.ID, now))
+	got, err = s.APITokenByHash(ctx, []byte("hash-1"))
+	require.NoError(t, err)
+	require.NotNil(t, got.LastUsedAt)
+	assert.True(t, now.Equal(*got.LastUsedAt))
+
+	_, err = s.RevokeAPIToken(ctx, "bob", tok.ID, now)
+	assert.ErrorIs(t, err, ErrNotFound, "only the owner revokes")
+
+	revoked, err := s.RevokeAPIToken(ctx, "alice", tok.ID, now)
+	require.NoError(t, err)
+	require.NotNil(t, revoked.RevokedAt)
+	assert.False(t, revoked.Active(now))
+
+	_, err = s.RevokeAPIToken(ctx, "alice", tok.ID, now)
+	assert.ErrorIs(t, err, ErrNotFound, "revoking twice")
+
+	list, err := s.APITokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "ci", list[0].Name)
+}
+
+func TestAuditAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	require.NoError(t, s.AppendAudit(ctx, AuditEntry{At: time.Now(), Actor: "alice", Action: "login", Via: "browser", IP: "127.0.0.1"}))
+	require.NoError(t, s.AppendAudit(ctx, AuditEntry{At: time.Now(), Actor: "alice", Action: "token.create", Target: "token/1", Detail: json.RawMessage(`{"name":"ci"}`), Via: "browser"}))
+
+	all, err := s.AuditEntries(ctx, AuditFilter{Actor: "alice"})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, "token.create", all[0].Action)
+	assert.JSONEq(t, `{"name":"ci"}`, string(all[0].Detail))
+	assert.JSONEq(t, `{}`, string(all[1].Detail))
+
+	_, err = s.SQL().Exec(`UPDATE audit_log SET actor = 'mallory'`)
+	assert.ErrorContains(t, err, "append-only")
+	_, err = s.SQL().Exec(`DELETE FROM audit_log`)
+	assert.ErrorContains(t, err, "append-only")
+}

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// APIToken is a personal API token. Only the SHA-256 hash of the secret is
+// stored; Prefix is a non-secret head of it for recognising a token in lists.
+type APIToken struct {
+	ID         int64
+	Username   string
+	Name       string
+	Hash       []byte
+	Prefix     string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// Active reports whether the token may be used at now.
+func (t APIToken) Active(now time.Time) bool {
+	return t.RevokedAt == nil && now.Before(t.ExpiresAt)
+}
+
+// CreateAPIToken stores a new token and returns it with its id.
+func (s *Store) CreateAPIToken(ctx context.Context, t APIToken) (APIToken, error) {
+	if err := s.db.WithContext(ctx).Omit("id", "last_used_at", "revoked_at").Create(&t).Error; err != nil {
+		return APIToken{}, fmt.Errorf("create API token %q for %s: %w", t.Name, t.Username, err)
+	}
+	return t, nil
+}
+
+// APITokenByHash returns the token with this hash (active or not), or ErrNotFound.
+func (s *Store) APITokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
+	var t APIToken
+	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&t).Error; err != nil {
+		return APIToken{}, fmt.Errorf("get API token by hash: %w", notFound(err))
+	}
+	return t, nil
+}
+
+// APITokens lists the user's tokens, newest first, including revoked and expired ones.
+func (s *Store) APITokens(ctx context.Context, username string) ([]APIToken, error) {
+	var ts []APIToken
+	if err := s.db.WithContext(ctx).Where("username = ?", username).Order("created_at DESC, id DESC").Find(&ts).Error; err != nil {
+		return nil, fmt.Errorf("list API tokens of %s: %w", username, err)
+	}
+	return ts, nil
+}
+
+// RevokeAPIToken revokes the user's token id at the given time and returns
+// it. It returns ErrNotFound when the user has no such unrevoked token.
+func (s *Store) RevokeAPIToken(ctx context.Context, username string, id int64, at time.Time) (APIToken, error) {
+	res := s.db.WithContext(ctx).Model(&APIToken{}).
+		Where("id = ? AND username = ? AND revoked_at IS NULL", id, username).
+		Update("revoked_at", at)
+	if res.Error != nil {
+		return APIToken{}, fmt.Errorf("revoke API token %d of %s: %w", id, username, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return APIToken{}, fmt.Errorf("revoke API token %d of %s: %w", id, username, ErrNotFound)
+	}
+	var t APIToken
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&t).Error; err != nil {
+		return APIToken{}, fmt.Errorf("get API token %d: %w", id, notFound(err))
+	}
+	return t, nil
+}
+
+// TouchAPIToken records that the token was used at the given time.
+func (s *Store) TouchAPIToken(ctx context.Context, id int64, at time.Time) error {
+	if err := s.db.WithContext(ctx).Model(&APIToken{}).Where("id = ?", id).Update("last_used_at", at).Error; err != nil {
+		return fmt.Errorf("touch API token %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+	"k8s.io/client-go/discovery"
+)
+
+// healthz says the process is alive; it checks nothing else.
+func (h *handler) healthz(c *gin.Context) {
+	c.String(http.StatusOK, "ok\n")
+}
+
+// readyz checks every dependency in parallel, each with a short timeout,
+// and names the ones that failed.
+func (h *handler) readyz(c *gin.Context) {
+	results := make([]string, len(h.Ready))
+	failed := make([]bool, len(h.Ready))
+	var wg sync.WaitGroup
+	for i, check := range h.Ready {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(c.Request.Context(), h.ReadyTimeout)
+			defer cancel()
+			if err := check.Check(ctx); err != nil {
+				failed[i] = true
+				results[i] = fmt.Sprintf("%s: failed: %v", check.Name, err)
+				h.Log.WarnContext(ctx, "readiness check failed", "check", check.Name, "err", err)
+				return
+			}
+			results[i] = check.Name + ": ok"
+		}()
+	}
+	wg.Wait()
+	status := http.StatusOK
+	for _, f := range failed {
+		if f {
+			status = http.StatusServiceUnavailable
+		}
+	}
+	c.Header("Cache-Control", "no-store")
+	c.String(status, strings.Join(results, "\n")+"\n")
+}
+
+// APIServerCheck checks the Kubernetes API server's own /readyz.
+func APIServerCheck(d discovery.DiscoveryInterface) ReadinessCheck {
+	return ReadinessCheck{Name: "kubernetes", Check: func(ctx context.Context) error {
+		if err := d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+			return fmt.Errorf("API server /readyz: %w", err)
+		}
+		return nil
+	}}
+}

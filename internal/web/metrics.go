@@ -1,0 +1,54 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// httpMetrics counts requests and their latency by route template, so
+// /profile/tokens/:id/revoke is one series whatever the id.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gantry_http_requests_total",
+			Help: "HTTP requests handled, by method, route template and status code.",
+		}, []string{"method", "route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gantry_http_request_duration_seconds",
+			Help:    "HTTP request latency, by method and route template.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register HTTP metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *httpMetrics) middleware(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status())).Inc()
+	m.latency.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+}
+
+func (m *httpMetrics) handler(g prometheus.Gatherer) gin.HandlerFunc {
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	return gin.WrapH(h)
+}
