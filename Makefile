@@ -21,6 +21,7 @@ build:
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
 test: check-generated lint
 	$(GANTRY_DEV) up
+	cd deploy/local/idp && npm test
 	$(GO) test $(TEST_FLAGS) ./...
 
 ## unit: the tests that need nothing running
