@@ -1,0 +1,152 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// kwok simulates the GPU nodes and the pods on them.
+const (
+	procKwok       = "kwok"
+	kwokServerPort = 10247
+)
+
+// KwokMetricsURL is where kwok serves a node's simulated DCGM metrics.
+func KwokMetricsURL(node string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", kwokServerPort, dcgmMetricsPath(node))
+}
+
+func dcgmMetricsPath(node string) string { return "/metrics/nodes/" + node + "/metrics/dcgm" }
+
+func kwokComponent() component {
+	return component{
+		name:      "kwok (GPU node pools)",
+		group:     GroupCluster,
+		processes: []string{procKwok},
+		healthy: func(ctx context.Context, s *Stack) error {
+			if _, err := s.process(procKwok); err != nil {
+				return err
+			}
+			if err := httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", kwokServerPort)); err != nil {
+				return err
+			}
+			return s.nodesReady(ctx)
+		},
+		start: startKwok,
+	}
+}
+
+func (s *Stack) pools() ([]Pool, error) {
+	return LoadPools(s.layout.Deploy("local", "pools.yaml"))
+}
+
+func startKwok(ctx context.Context, s *Stack) error {
+	cfg, err := RESTConfig(s.layout)
+	if err != nil {
+		return err
+	}
+	a, err := newApplier(cfg)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	// kwok reads its Metric objects when it starts: CRD and metric first.
+	if err := a.applyFile(ctx, s.layout.Deploy("local", "kwok", "metric-crd.yaml")); err != nil {
+		return err
+	}
+	if err := waitCRDsEstablished(ctx, a, "kwok.x-k8s.io"); err != nil {
+		return err
+	}
+	if err := a.applyFile(ctx, s.layout.Deploy("local", "kwok", "dcgm-metric.yaml")); err != nil {
+		return err
+	}
+	pools, err := s.pools()
+	if err != nil {
+		return err
+	}
+	for _, p := range pools {
+		for _, n := range p.nodes() {
+			if _, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create node %s: %w", n.Name, err)
+			}
+			// A lease held by an earlier kwok would keep this one off the
+			// node until it expires.
+			err := kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, n.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete lease of node %s: %w", n.Name, err)
+			}
+		}
+	}
+	ps, err := s.run(Process{
+		Name: procKwok,
+		Path: s.bin(binKwok),
+		Args: []string{
+			"--kubeconfig=" + s.componentKubeconfig("kwok"),
+			"--config=" + s.layout.Deploy("local", "kwok", "stages.yaml"),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			fmt.Sprintf("--server-address=127.0.0.1:%d", kwokServerPort),
+			"--node-lease-duration-seconds=40",
+			"--cidr=10.0.0.1/16",
+			"--enable-crds=Metric",
+			// At INFO kwok logs every node heartbeat and, per scrape, each
+			// node without pods.
+			"--v=ERROR",
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "simulated nodes Ready and schedulable", 90*time.Second, ps, func(ctx context.Context) error {
+		return s.nodesReady(ctx)
+	})
+}
+
+// nodesReady checks that every pool node is Ready and no longer carries the
+// not-ready taint (kube-controller-manager lifts it).
+func (s *Stack) nodesReady(ctx context.Context) error {
+	cfg, err := RESTConfig(s.layout)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	pools, err := s.pools()
+	if err != nil {
+		return err
+	}
+	for _, p := range pools {
+		for _, name := range p.NodeNames() {
+			n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("node %s: %w", name, err)
+			}
+			ready := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready {
+				return fmt.Errorf("node %s is not Ready", name)
+			}
+			for _, t := range n.Spec.Taints {
+				if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+					return fmt.Errorf("node %s still has taint %s", name, t.Key)
+				}
+			}
+		}
+	}
+	return nil
+}

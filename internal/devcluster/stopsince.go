@@ -1,0 +1,70 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Running returns the PIDs of the stack's processes that run now, so a
+// caller can later stop only what it started itself (see StopNewerThan).
+func (s *Stack) Running() (map[string]int, error) {
+	st, err := ReadState(s.layout)
+	if err != nil {
+		return nil, err
+	}
+	running := map[string]int{}
+	for name, ps := range st.Processes {
+		if ps.alive() {
+			running[name] = ps.PID
+		}
+	}
+	return running, nil
+}
+
+// StopNewerThan stops the stack's processes that were not running (with
+// the same PID) in before, newest first, leaving the rest alone.
+func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error {
+	unlock, err := lock(ctx, s.layout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.state, err = ReadState(s.layout); err != nil {
+		return err
+	}
+	var errs []string
+	for _, name := range s.byAge() {
+		ps := s.state.Processes[name]
+		if pid, ok := before[name]; ok && pid == ps.PID {
+			continue
+		}
+		if err := stopProcess(ctx, name, ps, 15*time.Second); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		s.progress("  ✓ stopped %s", name)
+		delete(s.state.Processes, name)
+	}
+	if err := writeState(s.layout, s.state); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("stop stack: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// byAge lists recorded process names, newest first.
+func (s *Stack) byAge() []string {
+	names := make([]string, 0, len(s.state.Processes))
+	for n := range s.state.Processes {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return s.state.Processes[names[i]].StartedAt.After(s.state.Processes[names[j]].StartedAt)
+	})
+	return names
+}
