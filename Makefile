@@ -21,7 +21,7 @@ build:
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
 test: check-generated lint
 	$(GANTRY_DEV) up
-	cd deploy/local/idp && npm test
+	cd deploy/local/idp && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && npm test
 	$(GO) test $(TEST_FLAGS) ./...
 
 ## unit: the tests that need nothing running
