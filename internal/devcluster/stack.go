@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -170,42 +169,7 @@ func (s *Stack) process(name string) (ProcessState, error) {
 // Down stops every process the stack started (and nothing else), newest
 // first.
 func (s *Stack) Down(ctx context.Context) error {
-	unlock, err := lock(ctx, s.layout)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if s.state, err = ReadState(s.layout); err != nil {
-		return err
-	}
-	type named struct {
-		name string
-		ps   ProcessState
-	}
-	var procs []named
-	for n, ps := range s.state.Processes {
-		procs = append(procs, named{n, ps})
-	}
-	sort.Slice(procs, func(i, j int) bool { return procs[i].ps.StartedAt.After(procs[j].ps.StartedAt) })
-	var errs []string
-	for _, p := range procs {
-		was := p.ps.alive()
-		if err := stopProcess(ctx, p.name, p.ps, 15*time.Second); err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		if was {
-			s.progress("  ✓ stopped %s (pid %d)", p.name, p.ps.PID)
-		}
-		delete(s.state.Processes, p.name)
-	}
-	if err := writeState(s.layout, s.state); err != nil {
-		return err
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("stop stack: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return s.StopNewerThan(ctx, nil)
 }
 
 // Status prints each part's health and returns an error when any

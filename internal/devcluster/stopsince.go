@@ -25,7 +25,8 @@ func (s *Stack) Running() (map[string]int, error) {
 }
 
 // StopNewerThan stops the stack's processes that were not running (with
-// the same PID) in before, newest first, leaving the rest alone.
+// the same PID) in before, newest first, leaving the rest alone; a nil
+// before stops them all.
 func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error {
 	unlock, err := lock(ctx, s.layout)
 	if err != nil {
@@ -41,11 +42,14 @@ func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error 
 		if pid, ok := before[name]; ok && pid == ps.PID {
 			continue
 		}
+		was := ps.alive()
 		if err := stopProcess(ctx, name, ps, 15*time.Second); err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		s.progress("  ✓ stopped %s", name)
+		if was {
+			s.progress("  ✓ stopped %s (pid %d)", name, ps.PID)
+		}
 		delete(s.state.Processes, name)
 	}
 	if err := writeState(s.layout, s.state); err != nil {
