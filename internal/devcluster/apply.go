@@ -42,6 +42,15 @@ func newApplier(cfg *rest.Config) (*applier, error) {
 	return &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}, nil
 }
 
+// applier returns an applier for the stack's admin kubeconfig.
+func (s *Stack) applier() (*applier, error) {
+	cfg, err := RESTConfig(s.layout)
+	if err != nil {
+		return nil, err
+	}
+	return newApplier(cfg)
+}
+
 // apply server-side applies each object (typed or unstructured; typed ones
 // need their TypeMeta set).
 func (a *applier) apply(ctx context.Context, objs ...runtime.Object) error {

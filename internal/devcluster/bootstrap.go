@@ -20,11 +20,7 @@ func bootstrapComponent() component {
 }
 
 func bootstrap(ctx context.Context, s *Stack) error {
-	cfg, err := RESTConfig(s.layout)
-	if err != nil {
-		return err
-	}
-	a, err := newApplier(cfg)
+	a, err := s.applier()
 	if err != nil {
 		return err
 	}

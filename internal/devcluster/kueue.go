@@ -82,11 +82,7 @@ func kueueModuleDir(ctx context.Context, s *Stack) (string, error) {
 }
 
 func startKueue(ctx context.Context, s *Stack) error {
-	cfg, err := RESTConfig(s.layout)
-	if err != nil {
-		return err
-	}
-	a, err := newApplier(cfg)
+	a, err := s.applier()
 	if err != nil {
 		return err
 	}
