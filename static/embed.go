@@ -4,7 +4,7 @@ package static
 
 import "embed"
 
-// FS holds css/ and favicon.svg; serve it under /static/.
+// FS holds css/, js/ and favicon.svg; serve it under /static/.
 //
-//go:embed css favicon.svg
+//go:embed css js favicon.svg
 var FS embed.FS

@@ -1,0 +1,181 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
+	kueueinformers "sigs.k8s.io/kueue/client-go/informers/externalversions"
+)
+
+// Labels the job cache selects and indexes by.
+const (
+	managedByLabel = "app.kubernetes.io/managed-by"
+	instanceLabel  = "app.kubernetes.io/instance"
+	indexInstance  = "instance"
+	indexOwner     = "owner"
+)
+
+// JobCache is the read model of the workloads Gantry launched: Jobs,
+// StatefulSets, Deployments and their Pods (only objects labelled
+// app.kubernetes.io/managed-by=gantry), and Kueue Workloads, indexed by
+// team, by instance (the launch's object name) and Workloads by owner.
+// Objects it returns are shared with the informers and must not be modified.
+type JobCache struct {
+	core         informers.SharedInformerFactory
+	kueue        kueueinformers.SharedInformerFactory
+	jobs         cache.SharedIndexInformer
+	statefulSets cache.SharedIndexInformer
+	deployments  cache.SharedIndexInformer
+	pods         cache.SharedIndexInformer
+	workloads    cache.SharedIndexInformer
+}
+
+// NewJobCache sets up the informers; call Start and WaitForSync.
+func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync time.Duration) (*JobCache, error) {
+	core := informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = managedByLabel + "=gantry"
+	}))
+	kf := kueueinformers.NewSharedInformerFactory(kq, resync)
+	c := &JobCache{
+		core:         core,
+		kueue:        kf,
+		jobs:         core.Batch().V1().Jobs().Informer(),
+		statefulSets: core.Apps().V1().StatefulSets().Informer(),
+		deployments:  core.Apps().V1().Deployments().Informer(),
+		pods:         core.Core().V1().Pods().Informer(),
+		workloads:    kf.Kueue().V1beta2().Workloads().Informer(),
+	}
+	byTeamAndInstance := cache.Indexers{indexTeam: teamIndex, indexInstance: instanceIndex}
+	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets, "deployments": c.deployments, "pods": c.pods} {
+		if err := inf.AddIndexers(byTeamAndInstance); err != nil {
+			return nil, fmt.Errorf("index %s: %w", name, err)
+		}
+	}
+	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex}); err != nil {
+		return nil, fmt.Errorf("index workloads by owner: %w", err)
+	}
+	return c, nil
+}
+
+// Start runs the informers until ctx is cancelled. It does not block.
+func (c *JobCache) Start(ctx context.Context) {
+	c.core.Start(ctx.Done())
+	c.kueue.Start(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		c.core.Shutdown()
+		c.kueue.Shutdown()
+	}()
+}
+
+// HasSynced reports whether every informer has completed its first list.
+func (c *JobCache) HasSynced() bool {
+	return c.jobs.HasSynced() && c.statefulSets.HasSynced() && c.deployments.HasSynced() &&
+		c.pods.HasSynced() && c.workloads.HasSynced()
+}
+
+// WaitForSync blocks until every informer has listed once, or ctx ends.
+func (c *JobCache) WaitForSync(ctx context.Context) error {
+	if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+		return fmt.Errorf("wait for job cache sync: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// TeamJobs returns the team's Jobs, StatefulSets and Deployments.
+func (c *JobCache) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error) {
+	if !c.HasSynced() {
+		return nil, nil, nil, ErrNotSynced
+	}
+	jobs, err1 := c.jobs.GetIndexer().ByIndex(indexTeam, team)
+	sts, err2 := c.statefulSets.GetIndexer().ByIndex(indexTeam, team)
+	deps, err3 := c.deployments.GetIndexer().ByIndex(indexTeam, team)
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("list jobs of team %s from cache: %w", team, err)
+		}
+	}
+	return sortedByName[*batchv1.Job](jobs), sortedByName[*appsv1.StatefulSet](sts), sortedByName[*appsv1.Deployment](deps), nil
+}
+
+// Job returns the named batch Job, or an error matching ErrNotFound.
+func (c *JobCache) Job(namespace, name string) (*batchv1.Job, error) {
+	return getFrom[*batchv1.Job](c, c.jobs, batchv1.Resource("jobs").String(), namespace, name)
+}
+
+// StatefulSet returns the named StatefulSet, or an error matching ErrNotFound.
+func (c *JobCache) StatefulSet(namespace, name string) (*appsv1.StatefulSet, error) {
+	return getFrom[*appsv1.StatefulSet](c, c.statefulSets, appsv1.Resource("statefulsets").String(), namespace, name)
+}
+
+// Deployment returns the named Deployment, or an error matching ErrNotFound.
+func (c *JobCache) Deployment(namespace, name string) (*appsv1.Deployment, error) {
+	return getFrom[*appsv1.Deployment](c, c.deployments, appsv1.Resource("deployments").String(), namespace, name)
+}
+
+// Pods returns the pods of the launch whose objects are named instance.
+func (c *JobCache) Pods(namespace, instance string) ([]*corev1.Pod, error) {
+	objs, err := c.pods.GetIndexer().ByIndex(indexInstance, namespace+"/"+instance)
+	if err != nil {
+		return nil, fmt.Errorf("list pods of %s/%s from cache: %w", namespace, instance, err)
+	}
+	return sortedByName[*corev1.Pod](objs), nil
+}
+
+// WorkloadsOwnedBy returns the Kueue Workloads owned by the named object
+// (a Job, or a Pod for StatefulSets and Deployments).
+func (c *JobCache) WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error) {
+	objs, err := c.workloads.GetIndexer().ByIndex(indexOwner, namespace+"/"+kind+"/"+name)
+	if err != nil {
+		return nil, fmt.Errorf("list workloads of %s %s/%s from cache: %w", kind, namespace, name, err)
+	}
+	return sortedByName[*kueue.Workload](objs), nil
+}
+
+func getFrom[T any](c *JobCache, inf cache.SharedIndexInformer, resource, namespace, name string) (T, error) {
+	var zero T
+	if !c.HasSynced() {
+		return zero, ErrNotSynced
+	}
+	obj, ok, err := inf.GetIndexer().GetByKey(namespace + "/" + name)
+	if err != nil {
+		return zero, fmt.Errorf("get %s %s/%s from cache: %w", resource, namespace, name, err)
+	}
+	if !ok {
+		return zero, &APIError{Kind: ErrNotFound, Err: fmt.Errorf("%s %s/%s not found", resource, namespace, name)}
+	}
+	return obj.(T), nil
+}
+
+func instanceIndex(obj any) ([]string, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if v := o.GetLabels()[instanceLabel]; v != "" {
+		return []string{o.GetNamespace() + "/" + v}, nil
+	}
+	return nil, nil
+}
+
+func workloadOwnerIndex(obj any) ([]string, error) {
+	wl, ok := obj.(*kueue.Workload)
+	if !ok {
+		return nil, nil
+	}
+	out := make([]string, 0, len(wl.OwnerReferences))
+	for _, ref := range wl.OwnerReferences {
+		out = append(out, wl.Namespace+"/"+ref.Kind+"/"+ref.Name)
+	}
+	return out, nil
+}

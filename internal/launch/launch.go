@@ -1,0 +1,400 @@
+// Package launch turns a researcher's form into running workloads:
+// authorise → render → check policy → create as the user through
+// impersonation → record → audit. Kubernetes RBAC decides who may create
+// what where; this package explains its answers in words.
+package launch
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/policy"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// Audit actions of launches and job changes.
+const (
+	ActionLaunch = "job.launch"
+	ActionDelete = "job.delete"
+	ActionStop   = "job.stop"
+	ActionResume = "job.resume"
+	ActionScale  = "job.scale"
+	// ActionTemplatesSeeded records new template versions stored from files at start.
+	ActionTemplatesSeeded = "templates.seed"
+)
+
+// LocalQueue is the LocalQueue every team namespace has.
+const LocalQueue = "default"
+
+// Errors a caller shows in words. ForbiddenError and CollisionError carry details.
+var (
+	// ErrTemplateNotAllowed means the template is not offered to the team.
+	ErrTemplateNotAllowed = errors.New("template not allowed for team")
+	// ErrNotSupported means the action does not apply to the job's kind.
+	ErrNotSupported = errors.New("action not supported for this kind of job")
+)
+
+// ForbiddenError is the API server refusing the user in a team's namespace.
+type ForbiddenError struct {
+	Team string
+	// Member is true when the portal sees the user in the team, so the
+	// refusal is about their role there rather than membership.
+	Member bool
+	Err    error
+}
+
+func (e *ForbiddenError) Error() string {
+	if e.Member {
+		return fmt.Sprintf("Kubernetes refused this in team %s's namespace: your role in the team does not allow it. Ask your team lead or the Gantry admins.", e.Team)
+	}
+	return fmt.Sprintf("Kubernetes refused: you are not a member of team %s, so you cannot do this in its namespace.", e.Team)
+}
+
+// Unwrap returns the API server's error.
+func (e *ForbiddenError) Unwrap() error { return e.Err }
+
+// Store is what launches need from the database.
+type Store interface {
+	TemplateVersionOf(ctx context.Context, name string, version int) (store.TemplateVersion, error)
+	TeamByName(ctx context.Context, name string) (store.Team, error)
+	RecordLaunch(ctx context.Context, l store.Launch) (store.Launch, error)
+	LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error)
+	MarkLaunchDeleted(ctx context.Context, namespace, name string, at time.Time) error
+}
+
+// Queues reads a team's ClusterQueue for its quota ceiling.
+type Queues interface {
+	ClusterQueue(name string) (*kueue.ClusterQueue, error)
+}
+
+// Actor is who asks, as the API server should see them.
+type Actor struct {
+	Username string
+	Groups   []string
+	// Teams the portal resolved from the groups; only used to word refusals.
+	Teams []string
+	// Via and IP are for the audit log.
+	Via string
+	IP  string
+}
+
+// Request is a launch as the form or the API sends it.
+type Request struct {
+	Team     string
+	Template string
+	// Version 0 means the latest.
+	Version  int
+	Values   map[string]string
+	LaunchID string
+}
+
+// Result is where the launched workload is.
+type Result struct {
+	Team, Namespace, Name string
+	Kind                  catalog.Kind
+	// Existing is true when the launch id had already launched (a double submit).
+	Existing bool
+}
+
+// Service launches and manages jobs.
+type Service struct {
+	// Base is the portal's own client config; every write impersonates the user.
+	Base   *rest.Config
+	Store  Store
+	Queues Queues
+	Rules  policy.Rules
+	Audit  *audit.Log
+	Now    func() time.Time
+}
+
+// NewLaunchID returns a fresh random launch id for a form.
+func NewLaunchID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// Namespace is the team's namespace.
+func Namespace(team string) string { return "team-" + team }
+
+// Template loads a template version and decodes it.
+func (s *Service) Template(ctx context.Context, name string, version int) (catalog.Template, error) {
+	tv, err := s.Store.TemplateVersionOf(ctx, name, version)
+	if err != nil {
+		return catalog.Template{}, err
+	}
+	return Decode(tv)
+}
+
+// Decode turns a stored template version into a catalog template.
+func Decode(tv store.TemplateVersion) (catalog.Template, error) {
+	var t catalog.Template
+	if err := json.Unmarshal(tv.Spec, &t); err != nil {
+		return catalog.Template{}, fmt.Errorf("decode template %s v%d: %w", tv.Name, tv.Version, err)
+	}
+	t.Version = tv.Version
+	return t, nil
+}
+
+// Ceiling returns the team's quota ceiling per flavor from its ClusterQueue
+// in the cache, or nil when it is unknown.
+func (s *Service) Ceiling(team string) policy.Ceiling {
+	if s.Queues == nil {
+		return nil
+	}
+	cq, err := s.Queues.ClusterQueue("team-" + team)
+	if err != nil {
+		return nil
+	}
+	out := policy.Ceiling{}
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			list := corev1.ResourceList{}
+			for _, r := range f.Resources {
+				q := r.NominalQuota.DeepCopy()
+				if r.BorrowingLimit != nil {
+					q.Add(*r.BorrowingLimit)
+				}
+				list[r.Name] = q
+			}
+			out[string(f.Name)] = list
+		}
+	}
+	return out
+}
+
+// Prepare parses and renders a request and checks it against policy,
+// without touching the cluster. Problems come back as catalog.FieldErrors.
+func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalog.Template, catalog.Values, catalog.Rendered, error) {
+	t, err := s.Template(ctx, req.Template, req.Version)
+	if err != nil {
+		return catalog.Template{}, catalog.Values{}, catalog.Rendered{}, err
+	}
+	if !t.AllowedFor(req.Team) {
+		return t, catalog.Values{}, catalog.Rendered{}, catalog.FieldErrors{catalog.FieldTeam: fmt.Sprintf("The template %q is not offered to team %s.", t.Title, req.Team)}
+	}
+	v, errs := t.ParseValues(req.Values)
+	if len(errs) > 0 {
+		return t, v, catalog.Rendered{}, errs
+	}
+	if !catalog.ValidLaunchID(req.LaunchID) {
+		return t, v, catalog.Rendered{}, catalog.FieldErrors{"": "This form has expired. Open the launch page again and resubmit."}
+	}
+	team, err := s.Store.TeamByName(ctx, req.Team)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, v, catalog.Rendered{}, catalog.FieldErrors{catalog.FieldTeam: fmt.Sprintf("There is no team called %q.", req.Team)}
+	}
+	if err != nil {
+		return t, v, catalog.Rendered{}, err
+	}
+	out, err := catalog.Render(&t, catalog.Target{
+		Team: team.Name, Namespace: Namespace(team.Name), CostCenter: team.CostCenter,
+		Owner: actor.Username, LaunchID: req.LaunchID, Queue: LocalQueue,
+	}, v)
+	if err != nil {
+		return t, v, catalog.Rendered{}, err
+	}
+	if errs := s.Rules.Check(&t, v, out, s.Ceiling(team.Name)); len(errs) > 0 {
+		return t, v, out, errs
+	}
+	return t, v, out, nil
+}
+
+// Launch creates the request's workload as the user. A repeated request
+// with the same launch id returns the first launch's result. If any object
+// cannot be created, the ones this call created are deleted again.
+func (s *Service) Launch(ctx context.Context, actor Actor, req Request) (Result, error) {
+	t, v, out, err := s.Prepare(ctx, actor, req)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Team: req.Team, Namespace: out.Namespace, Name: out.Name, Kind: t.Kind}
+	client, err := s.clientFor(actor)
+	if err != nil {
+		return Result{}, err
+	}
+	var created []catalog.Object
+	for _, obj := range out.Objects {
+		err := create(ctx, client, obj)
+		if apierrors.IsAlreadyExists(err) {
+			err = sameLaunch(ctx, client, obj, req.LaunchID)
+			if err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			s.rollback(client, created)
+			if errors.Is(kube.MapError(err), kube.ErrForbidden) {
+				return Result{}, &ForbiddenError{Team: req.Team, Member: slices.Contains(actor.Teams, req.Team), Err: err}
+			}
+			return Result{}, fmt.Errorf("launch %s/%s: create %s: %w", out.Namespace, out.Name, kindOf(obj), kube.MapError(err))
+		}
+		created = append(created, obj)
+	}
+	params, _ := json.Marshal(v.Strings())
+	manifest, err := Manifest(out)
+	if err != nil {
+		return Result{}, err
+	}
+	refs := make([]string, 0, len(out.Objects))
+	for _, o := range out.Objects {
+		refs = append(refs, kindOf(o)+"/"+o.GetName())
+	}
+	_, err = s.Store.RecordLaunch(ctx, store.Launch{
+		LaunchID: req.LaunchID, Team: req.Team, Namespace: out.Namespace, Name: out.Name, Kind: string(t.Kind),
+		Template: t.Name, TemplateVersion: t.Version, Owner: actor.Username, Parameters: params,
+		Objects: refs, Manifest: manifest, CreatedAt: s.now(),
+	})
+	if errors.Is(err, store.ErrDuplicateLaunch) {
+		res.Existing = true
+		return res, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if len(created) == 0 {
+		res.Existing = true
+	}
+	return res, s.Audit.Record(ctx, audit.Event{
+		Actor: actor.Username, Action: ActionLaunch, Target: out.Namespace + "/" + out.Name,
+		Detail: map[string]any{"template": t.Name, "version": t.Version, "parameters": v.Strings(), "objects": refs, "launch_id": req.LaunchID},
+		IP:     actor.IP, Via: actor.Via,
+	})
+}
+
+// Manifest is the rendered objects as multi-document YAML.
+func Manifest(out catalog.Rendered) (string, error) {
+	var b bytes.Buffer
+	for i, o := range out.Objects {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			return "", fmt.Errorf("manifest of %s: %w", out.Name, err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(y)
+	}
+	return b.String(), nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+func (s *Service) clientFor(actor Actor) (kubernetes.Interface, error) {
+	c, err := kubernetes.NewForConfig(kube.ForUser(s.Base, actor.Username, actor.Groups))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", actor.Username, err)
+	}
+	return c, nil
+}
+
+// rollback deletes what a failed launch created, newest first. It runs on
+// its own context: the request may already be cancelled.
+func (s *Service) rollback(client kubernetes.Interface, created []catalog.Object) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := len(created) - 1; i >= 0; i-- {
+		_ = deleteObject(ctx, client, kindOf(created[i]), created[i].GetNamespace(), created[i].GetName())
+	}
+}
+
+func kindOf(o catalog.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }
+
+func create(ctx context.Context, c kubernetes.Interface, obj catalog.Object) error {
+	opts := metav1.CreateOptions{FieldManager: "gantry"}
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Service:
+		_, err = c.CoreV1().Services(o.Namespace).Create(ctx, o, opts)
+	case *batchv1.Job:
+		_, err = c.BatchV1().Jobs(o.Namespace).Create(ctx, o, opts)
+	case *appsv1.StatefulSet:
+		_, err = c.AppsV1().StatefulSets(o.Namespace).Create(ctx, o, opts)
+	case *appsv1.Deployment:
+		_, err = c.AppsV1().Deployments(o.Namespace).Create(ctx, o, opts)
+	default:
+		return fmt.Errorf("create %T: unsupported object", obj)
+	}
+	return err
+}
+
+// sameLaunch checks that an existing object was made by this launch id.
+func sameLaunch(ctx context.Context, c kubernetes.Interface, obj catalog.Object, launchID string) error {
+	var existing metav1.Object
+	var err error
+	ns, name := obj.GetNamespace(), obj.GetName()
+	switch obj.(type) {
+	case *corev1.Service:
+		existing, err = c.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	case *batchv1.Job:
+		existing, err = c.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	case *appsv1.StatefulSet:
+		existing, err = c.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	case *appsv1.Deployment:
+		existing, err = c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	if existing.GetLabels()[catalog.LabelLaunchID] != launchID {
+		return &CollisionError{Kind: kindOf(obj), Name: name}
+	}
+	return nil
+}
+
+// CollisionError means an object with the launch's name exists and belongs
+// to something else.
+type CollisionError struct{ Kind, Name string }
+
+func (e *CollisionError) Error() string {
+	return fmt.Sprintf("A %s called %s already exists and was not made by this launch, so nothing was launched.", e.Kind, e.Name)
+}
+
+func deleteObject(ctx context.Context, c kubernetes.Interface, kind, ns, name string) error {
+	opts := metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)}
+	var err error
+	switch kind {
+	case "Service":
+		err = c.CoreV1().Services(ns).Delete(ctx, name, opts)
+	case "Job":
+		err = c.BatchV1().Jobs(ns).Delete(ctx, name, opts)
+	case "StatefulSet":
+		err = c.AppsV1().StatefulSets(ns).Delete(ctx, name, opts)
+	case "Deployment":
+		err = c.AppsV1().Deployments(ns).Delete(ctx, name, opts)
+	default:
+		return fmt.Errorf("delete %s %s/%s: unsupported kind", kind, ns, name)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ErrDuplicateLaunch is returned when a launch with the same launch id exists.
+var ErrDuplicateLaunch = errors.New("launch already recorded")
+
+// Launch records who launched which template version with which parameters
+// and which objects it made. Status is not here: it is read from the cluster.
+type Launch struct {
+	ID              int64
+	LaunchID        string
+	Team            string
+	Namespace       string
+	Name            string
+	Kind            string
+	Template        string
+	TemplateVersion int
+	Owner           string
+	Parameters      json.RawMessage `gorm:"type:jsonb"`
+	Objects         StringList
+	Manifest        string
+	CreatedAt       time.Time
+	DeletedAt       *time.Time
+}
+
+// RecordLaunch stores a launch. A second record with the same launch id
+// returns the first one and ErrDuplicateLaunch.
+func (s *Store) RecordLaunch(ctx context.Context, l Launch) (Launch, error) {
+	err := s.db.WithContext(ctx).Omit("id", "deleted_at").Create(&l).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		existing, getErr := s.LaunchByID(ctx, l.LaunchID)
+		if getErr != nil {
+			return Launch{}, fmt.Errorf("record launch %s: %w", l.LaunchID, getErr)
+		}
+		return existing, ErrDuplicateLaunch
+	}
+	if err != nil {
+		return Launch{}, fmt.Errorf("record launch %s: %w", l.LaunchID, err)
+	}
+	return l, nil
+}
+
+// LaunchByID returns the launch with this launch id, or ErrNotFound.
+func (s *Store) LaunchByID(ctx context.Context, launchID string) (Launch, error) {
+	var l Launch
+	if err := s.db.WithContext(ctx).Where("launch_id = ?", launchID).Take(&l).Error; err != nil {
+		return Launch{}, fmt.Errorf("get launch %s: %w", launchID, notFound(err))
+	}
+	return l, nil
+}
+
+// LaunchByName returns the launch that made the named workload, or ErrNotFound.
+func (s *Store) LaunchByName(ctx context.Context, namespace, name string) (Launch, error) {
+	var l Launch
+	if err := s.db.WithContext(ctx).Where("namespace = ? AND name = ?", namespace, name).Take(&l).Error; err != nil {
+		return Launch{}, fmt.Errorf("get launch %s/%s: %w", namespace, name, notFound(err))
+	}
+	return l, nil
+}
+
+// MarkLaunchDeleted notes that the launch's objects were deleted.
+func (s *Store) MarkLaunchDeleted(ctx context.Context, namespace, name string, at time.Time) error {
+	err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name = ? AND deleted_at IS NULL", namespace, name).
+		Update("deleted_at", at).Error
+	if err != nil {
+		return fmt.Errorf("mark launch %s/%s deleted: %w", namespace, name, err)
+	}
+	return nil
+}

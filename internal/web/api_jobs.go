@@ -1,0 +1,99 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/launch"
+)
+
+// apiLaunchRequest is the body of POST /api/v1/teams/{team}/jobs.
+type apiLaunchRequest struct {
+	Template   string            `json:"template"`
+	Version    int               `json:"version"`
+	Parameters map[string]string `json:"parameters"`
+	// LaunchID makes retries safe; the server makes one when it is empty.
+	LaunchID string `json:"launchId"`
+}
+
+// apiJob is a job as the API shows it.
+type apiJob struct {
+	Name     string            `json:"name"`
+	Team     string            `json:"team"`
+	URL      string            `json:"url"`
+	Kind     string            `json:"kind,omitempty"`
+	Phase    string            `json:"phase,omitempty"`
+	Message  string            `json:"message,omitempty"`
+	Owner    string            `json:"owner,omitempty"`
+	Template string            `json:"template,omitempty"`
+	Version  int               `json:"version,omitempty"`
+	Params   map[string]string `json:"parameters,omitempty"`
+	LaunchID string            `json:"launchId,omitempty"`
+	Existing bool              `json:"existing,omitempty"`
+}
+
+// apiJobCreate launches a job from a template, with the form's validation.
+func (h *handler) apiJobCreate(c *gin.Context) {
+	u, _ := auth.CurrentUser(c)
+	var req apiLaunchRequest
+	if err := c.ShouldBindJSON(&req); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "Bad request", "message": "Send a JSON object with template, parameters and optionally version and launchId."})
+		return
+	}
+	if req.LaunchID == "" {
+		req.LaunchID = launch.NewLaunchID()
+	}
+	team := c.Param("team")
+	res, err := h.Launcher.Launch(c.Request.Context(), actorOf(c, u), launch.Request{
+		Team: team, Template: req.Template, Version: req.Version, Values: req.Parameters, LaunchID: req.LaunchID,
+	})
+	if err != nil {
+		if errs, status := launchProblem(err); errs != nil {
+			c.JSON(status, gin.H{"error": "The job was not launched", "message": errs.Error(), "fields": errs})
+			return
+		}
+		h.fail(c, err)
+		return
+	}
+	status := http.StatusCreated
+	if res.Existing {
+		status = http.StatusOK
+	}
+	c.JSON(status, apiJob{Name: res.Name, Team: res.Team, URL: h.PublicURL.String() + jobURL(res.Team, res.Name),
+		Kind: string(res.Kind), LaunchID: req.LaunchID, Existing: res.Existing})
+}
+
+// apiJobGet returns a job's record and status.
+func (h *handler) apiJobGet(c *gin.Context) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	out := apiJob{Name: rec.Name, Team: rec.Team, URL: h.PublicURL.String() + jobURL(rec.Team, rec.Name), Kind: rec.Kind,
+		Phase: st.Phase, Message: st.Message, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion, LaunchID: rec.LaunchID}
+	_ = jsonInto(rec.Parameters, &out.Params)
+	c.JSON(http.StatusOK, out)
+}
+
+// apiJobDelete deletes a job as the caller.
+func (h *handler) apiJobDelete(c *gin.Context) {
+	u, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.Launcher.Delete(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,91 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// jobShow is a job's page: status from the cluster cache, how to reach it,
+// actions, parameters and the rendered manifest.
+func (h *handler) jobShow(c *gin.Context) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), h.jobProps(c, rec, st)))
+}
+
+// jobStatusFragment is the status part of the job page, for the refresh script.
+func (h *handler) jobStatusFragment(c *gin.Context) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.JobStatusFragment(jobStatusProps(rec, st)))
+}
+
+func jobStatusProps(rec store.Launch, st launch.Status) views.JobStatus {
+	s := views.JobStatus{Phase: st.Phase, Message: st.Message, Replicas: st.Replicas, ReadyReplicas: st.ReadyReplicas,
+		URL: jobURL(rec.Team, rec.Name) + "/status"}
+	for _, p := range st.Pods {
+		s.Pods = append(s.Pods, views.JobPod{Name: p.Name, Phase: p.Phase, Node: p.Node, Pool: p.Pool})
+	}
+	return s
+}
+
+func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status) views.JobProps {
+	base := jobURL(rec.Team, rec.Name)
+	p := views.JobProps{
+		Team: rec.Team, Name: rec.Name, Kind: rec.Kind, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion,
+		Pool: st.Pool, Namespace: rec.Namespace, Status: jobStatusProps(rec, st), Manifest: rec.Manifest,
+	}
+	var params map[string]string
+	if err := json.Unmarshal(rec.Parameters, &params); err == nil {
+		for _, k := range slices.Sorted(maps.Keys(params)) {
+			p.Parameters = append(p.Parameters, views.Option{Value: k, Label: params[k]})
+		}
+	}
+	kind := catalog.Kind(rec.Kind)
+	if kind == catalog.KindNotebook || kind == catalog.KindInference {
+		t, err := h.Launcher.Template(c.Request.Context(), rec.Template, rec.TemplateVersion)
+		if err == nil && t.Port != 0 {
+			p.ServiceDNS = fmt.Sprintf("%s.%s.svc.cluster.local:%d", rec.Name, rec.Namespace, t.Port)
+			p.PortForward = fmt.Sprintf("kubectl -n %s port-forward service/%s %d:%d", rec.Namespace, rec.Name, t.Port, t.Port)
+			p.LocalURL = fmt.Sprintf("http://localhost:%d/", t.Port)
+			if kind == catalog.KindInference && t.Parameters.Replicas != nil {
+				p.Scale = &views.ScaleForm{URL: base + "/scale", Min: t.Parameters.Replicas.Min, Max: t.Parameters.Replicas.Max, Replicas: int(st.Replicas)}
+			}
+		}
+	}
+	if kind == catalog.KindNotebook {
+		if st.Phase == launch.PhaseStopped {
+			p.Actions = append(p.Actions, views.JobAction{Label: "Resume", URL: base + "/resume", TestID: "resume"})
+		} else {
+			p.Actions = append(p.Actions, views.JobAction{Label: "Stop (keeps the workspace)", URL: base + "/stop", TestID: "stop"})
+		}
+	}
+	p.Actions = append(p.Actions, views.JobAction{Label: "Delete", URL: base + "/delete", TestID: "delete", Danger: true})
+	return p
+}

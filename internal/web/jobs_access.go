@@ -1,0 +1,77 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// Launcher launches and changes jobs as the user.
+type Launcher interface {
+	Template(ctx context.Context, name string, version int) (catalog.Template, error)
+	Launch(ctx context.Context, actor launch.Actor, req launch.Request) (launch.Result, error)
+	Delete(ctx context.Context, actor launch.Actor, team, name string) error
+	Stop(ctx context.Context, actor launch.Actor, team, name string) error
+	Resume(ctx context.Context, actor launch.Actor, team, name string) error
+	Scale(ctx context.Context, actor launch.Actor, team, name string, replicas int) error
+}
+
+// JobReader reads templates, launch records and job status.
+type JobReader interface {
+	TemplatesFor(ctx context.Context, teams []string) ([]catalog.Template, error)
+	Record(ctx context.Context, team, name string) (store.Launch, error)
+	Status(team, name string, kind catalog.Kind) (launch.Status, error)
+	TeamStatuses(team string) ([]launch.Status, error)
+}
+
+// errNotYourTeam hides other teams' jobs as if they did not exist.
+var errNotYourTeam = errors.New("job of a team the user does not belong to")
+
+func actorOf(c *gin.Context, u *auth.User) launch.Actor {
+	return launch.Actor{Username: u.Username, Groups: u.Groups, Teams: teamNames(u), Via: u.Via(), IP: c.ClientIP()}
+}
+
+func teamNames(u *auth.User) []string {
+	out := make([]string, 0, len(u.Teams))
+	for _, m := range u.Teams {
+		out = append(out, m.Team)
+	}
+	return out
+}
+
+// canSeeTeam reports whether the user may read the team's jobs: members,
+// and admins for every team.
+func canSeeTeam(u *auth.User, team string) bool {
+	return u.Role == auth.RoleAdmin || slices.Contains(teamNames(u), team)
+}
+
+func jobURL(team, name string) string { return "/teams/" + team + "/jobs/" + name }
+
+// jobRecord loads a job's launch record if the user may see its team.
+func (h *handler) jobRecord(c *gin.Context) (*auth.User, store.Launch, error) {
+	u, _ := auth.CurrentUser(c)
+	team, name := c.Param("team"), c.Param("name")
+	if !canSeeTeam(u, team) {
+		return u, store.Launch{}, errNotYourTeam
+	}
+	rec, err := h.Jobs.Record(c.Request.Context(), team, name)
+	if err != nil {
+		return u, store.Launch{}, err
+	}
+	return u, rec, nil
+}
+
+func isScaleError(err error) bool {
+	var se *launch.ScaleError
+	return errors.As(err, &se)
+}
+
+func jsonInto(raw []byte, v any) error { return json.Unmarshal(raw, v) }

@@ -1,0 +1,81 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// launchFields are the template parameters a form or API request may carry.
+var launchFields = []string{
+	catalog.FieldGPUType, catalog.FieldGPUs, catalog.FieldCPU, catalog.FieldMemory, catalog.FieldReplicas,
+	catalog.FieldNodes, catalog.FieldDurationMinutes, catalog.FieldArgs, catalog.FieldModel, catalog.FieldDataset, catalog.FieldCheckpoint,
+}
+
+// launchSubmit launches from the form; problems re-render it with the typed values.
+func (h *handler) launchSubmit(c *gin.Context) {
+	ctx := c.Request.Context()
+	u, _ := auth.CurrentUser(c)
+	t, err := h.Launcher.Template(ctx, c.Param("template"), 0)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	values := map[string]string{}
+	for _, f := range launchFields {
+		if v, ok := c.GetPostForm(f); ok {
+			values[f] = v
+		}
+	}
+	team := c.PostForm(views.FieldTeam)
+	launchID := c.PostForm(views.FieldLaunchID)
+	res, err := h.Launcher.Launch(ctx, actorOf(c, u), launch.Request{Team: team, Template: t.Name, Version: t.Version, Values: values, LaunchID: launchID})
+	if err != nil {
+		errs, status := launchProblem(err)
+		if errs == nil {
+			h.fail(c, err)
+			return
+		}
+		h.Log.InfoContext(ctx, "launch refused", "user", u.Username, "team", team, "template", t.Name, "err", err)
+		var collision *launch.CollisionError
+		if errors.As(err, &collision) {
+			launchID = launch.NewLaunchID() // the old name is taken: resubmitting must try a new one
+		}
+		form := t.Defaults()
+		for k, v := range values {
+			form[k] = v
+		}
+		h.render(c, status, views.LaunchFormPage(h.nav(c, "launch"), launchFormProps(u, t, team, launchID, form, errs)))
+		return
+	}
+	if res.Existing {
+		h.addFlash(c, views.FlashInfo, fmt.Sprintf("%s was already launched; here it is.", res.Name))
+	} else {
+		h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Launched %s. It is queued until Kueue admits it.", res.Name))
+	}
+	redirectSeeOther(c, jobURL(res.Team, res.Name))
+}
+
+// launchProblem turns a launch error a person can fix or should read into
+// field errors and a status; other errors give nil.
+func launchProblem(err error) (catalog.FieldErrors, int) {
+	var fe catalog.FieldErrors
+	var forbidden *launch.ForbiddenError
+	var collision *launch.CollisionError
+	switch {
+	case errors.As(err, &fe):
+		return fe, http.StatusUnprocessableEntity
+	case errors.As(err, &forbidden):
+		return catalog.FieldErrors{catalog.FieldTeam: forbidden.Error()}, http.StatusForbidden
+	case errors.As(err, &collision):
+		return catalog.FieldErrors{"": collision.Error() + " Submit the form again to launch under a new name."}, http.StatusConflict
+	}
+	return nil, 0
+}

@@ -1,0 +1,114 @@
+package views
+
+// Form field names of the launch form that are not template parameters.
+const (
+	FieldLaunchID = "launchId"
+	FieldTeam     = "team"
+)
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+}
+
+// TemplateCard is a template as the templates list shows it.
+type TemplateCard struct {
+	Name, Title, Description, Kind, Image string
+	Version                               int
+	// Teams are the user's teams that may use it.
+	Teams []string
+	// GPUTypes are the accelerator labels it offers.
+	GPUTypes []string
+}
+
+// TemplatesProps is the templates list page.
+type TemplatesProps struct {
+	Templates []TemplateCard
+}
+
+// FormField is one generated input of a launch form.
+type FormField struct {
+	// Name is the form field name; Type is "number", "text" or "select".
+	Name, Label, Hint, Type, Value, Error string
+	Min, Max, Step                        string
+	Options                               []Option
+}
+
+// LaunchFormProps is the launch form generated from a template's schema.
+type LaunchFormProps struct {
+	Template TemplateCard
+	Action   string
+	// LaunchID is the form's idempotency key, created when it was first rendered.
+	LaunchID string
+	Team     string
+	Teams    []Option
+	Fields   []FormField
+	// Error is a problem not tied to one field, in words.
+	Error string
+	// TeamError is a problem with the chosen team.
+	TeamError string
+}
+
+// JobPod is one pod of a job.
+type JobPod struct {
+	Name, Phase, Node, Pool string
+}
+
+// JobStatus is the live part of a job page, refreshed as a fragment.
+type JobStatus struct {
+	// Phase is queued, admitted, running, succeeded, failed or stopped.
+	Phase, Message          string
+	Replicas, ReadyReplicas int32
+	Pods                    []JobPod
+	// URL is the fragment's own address for the refresh script.
+	URL string
+}
+
+// JobAction is a button on a job page.
+type JobAction struct {
+	Label, URL, TestID string
+	Danger             bool
+}
+
+// JobProps is a job's page.
+type JobProps struct {
+	Team, Name, Kind, Owner, Template, Pool, Namespace string
+	Version                                            int
+	Status                                             JobStatus
+	Parameters                                         []Option
+	Manifest                                           string
+	// ServiceDNS and PortForward say how to reach a notebook or endpoint.
+	ServiceDNS, PortForward, LocalURL string
+	Actions                           []JobAction
+	// Scale is set for endpoints: the replica range and current value.
+	Scale *ScaleForm
+}
+
+// ScaleForm scales an endpoint within its range.
+type ScaleForm struct {
+	URL                string
+	Min, Max, Replicas int
+}
+
+// JobRow is one row of the jobs list.
+type JobRow struct {
+	Team, Name, Kind, Owner, Template, Phase, Pool, URL string
+}
+
+// JobsProps is the jobs list of the user's teams.
+type JobsProps struct {
+	Jobs []JobRow
+	// Error is set when the cluster could not be read.
+	Error string
+}
+
+func joinComma(items []string) string {
+	out := ""
+	for i, s := range items {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package views
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestLaunchFormShowsErrorsNextToTypedValues(t *testing.T) {
+	doc := render(t, LaunchFormPage(Nav{User: &NavUser{Username: "alice"}}, LaunchFormProps{
+		Template: TemplateCard{Name: "pytorch-train", Title: "PyTorch training", Version: 2},
+		Action:   "/launch/pytorch-train", LaunchID: "abcdefgh12", Team: "vision",
+		Teams: []Option{{Value: "vision", Label: "Computer Vision (vision)"}},
+		Fields: []FormField{
+			{Name: "gpus", Label: "GPUs per pod", Type: "number", Value: "16", Error: "This template allows the number of GPUs from 1 to 8; you asked for 16."},
+			{Name: "gpuType", Label: "GPU type", Type: "select", Value: "l40s", Options: []Option{{"h100", "H100"}, {"l40s", "L40S"}}},
+		},
+	}))
+	assertCSPSafe(t, doc)
+	assert.Equal(t, "16", byTestID(doc, "field-gpus").AttrOr("value", ""))
+	assert.Equal(t, "This template allows the number of GPUs from 1 to 8; you asked for 16.", text(byTestID(doc, "error-gpus")))
+	assert.Equal(t, "l40s", byTestID(doc, "field-gpuType").Find("option[selected]").AttrOr("value", ""))
+	assert.Equal(t, "abcdefgh12", byTestID(doc, "launch-id").AttrOr("value", ""))
+	assert.Equal(t, "vision", byTestID(doc, "field-team").Find("option[selected]").AttrOr("value", ""))
+}
+
+func TestJobPageShowsPhaseAccessAndActions(t *testing.T) {
+	doc := render(t, JobPage(Nav{User: &NavUser{Username: "alice"}}, JobProps{
+		Team: "vision", Name: "jupyter-pytorch-abc", Kind: "notebook", Version: 1,
+		Status:      JobStatus{Phase: "stopped", Message: "Stopped.", URL: "/teams/vision/jobs/jupyter-pytorch-abc/status"},
+		ServiceDNS:  "jupyter-pytorch-abc.team-vision.svc.cluster.local:8888",
+		PortForward: "kubectl -n team-vision port-forward service/jupyter-pytorch-abc 8888:8888",
+		Actions:     []JobAction{{Label: "Resume", URL: "/x/resume", TestID: "resume"}},
+		Manifest:    "kind: StatefulSet",
+	}))
+	assertCSPSafe(t, doc)
+	assert.Equal(t, "stopped", text(byTestID(doc, "job-phase")))
+	assert.Equal(t, "/teams/vision/jobs/jupyter-pytorch-abc/status", byTestID(doc, "job-status").AttrOr("data-status-url", ""))
+	assert.Equal(t, "kubectl -n team-vision port-forward service/jupyter-pytorch-abc 8888:8888", text(byTestID(doc, "port-forward")))
+	assert.Equal(t, 1, byTestID(doc, "resume").Length())
+	assert.Equal(t, 1, byTestID(doc, "refresh").Length(), "a plain refresh link works without script")
+}
