@@ -3,7 +3,6 @@ package devcluster
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -145,21 +144,4 @@ func (p Pool) ResourceFlavor() *kueue.ResourceFlavor {
 			Tolerations: tols,
 		},
 	}
-}
-
-// coveredResources are every resource any pool offers for Kueue quota
-// (accelerators, cpu, memory), sorted.
-func coveredResources(pools []Pool) []corev1.ResourceName {
-	set := map[corev1.ResourceName]bool{corev1.ResourceCPU: true, corev1.ResourceMemory: true}
-	for _, p := range pools {
-		for name := range p.GPUResources() {
-			set[name] = true
-		}
-	}
-	var out []corev1.ResourceName
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/config"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/leader"
+	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/teams"
+	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
+	"github.com/gantry-dev/gantry/internal/web"
+)
+
+// startQuota wires quota requests, team administration and the grant
+// expiry loop. The loop runs on the leading replica (loops); each grant is
+// also reverted in its own transaction with its row locked (FOR UPDATE SKIP
+// LOCKED), so even overlapping leaders never revert a grant twice.
+func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, db *store.Store, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*web.QuotaDeps, error) {
+	nodes := kube.NewNodeCache(clients.Kube, 0)
+	nodes.Start(ctx)
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if err := nodes.WaitForSync(syncCtx); err != nil {
+		log.Warn("node cache not synced yet", "err", err)
+	}
+	cancel()
+	waits := kube.NewWaitCache(clients.Kueue, 0)
+	waits.Start(ctx) // wait times fill in once it has listed; pages do not block on it
+
+	service := quota.NewService(db, &quota.ClusterQueues{Kueue: clients.Kueue, Kube: clients.Kube}, auditLog, log)
+	loops.Add("quota-expiry", func(ctx context.Context) { service.Run(ctx, cfg.QuotaExpiryInterval) })
+
+	prov, err := teams.NewProvisioner(clients.Config, teams.FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	flavors := func() ([]teams.Flavor, error) {
+		return teams.FlavorsOf(cache.ResourceFlavors(), nodes.FlavorCapacity)
+	}
+	return &web.QuotaDeps{
+		Workflow: service,
+		Board:    quota.NewBoard(cache, nodes.FlavorCapacity, waits),
+		Store:    db,
+		Teams:    teamadmin.New(db, prov, flavors, cfg.Cohort, auditLog, nil),
+	}, nil
+}

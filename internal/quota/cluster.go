@@ -1,0 +1,131 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
+
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/teams"
+)
+
+// grantAnnotationPrefix marks on the ClusterQueue which grants are applied,
+// in the same update as the quota change, so applying and reverting are
+// idempotent even when a database commit fails after the cluster changed.
+const grantAnnotationPrefix = "quota.gantry.dev/grant-"
+
+// Change is a delta to one quota line of a team's ClusterQueue.
+type Change struct {
+	// GrantKey identifies the grant (the request id).
+	GrantKey int64
+	Team     string
+	Flavor   string
+	Resource corev1.ResourceName
+	Delta    int64
+}
+
+// ClusterQueues changes team ClusterQueues' nominal quota through the API
+// server with the portal's own credentials, and keeps the team
+// ResourceQuota in step.
+type ClusterQueues struct {
+	Kueue kueueclient.Interface
+	Kube  kubernetes.Interface
+}
+
+// Apply adds the change's delta to the quota line, unless the grant is
+// already applied. check sees the current nominal quota first and may
+// refuse. Conflicting writers are retried with a fresh read, so concurrent
+// grants on one ClusterQueue all take effect.
+func (c *ClusterQueues) Apply(ctx context.Context, ch Change, check func(nominal int64) error) error {
+	return c.update(ctx, ch, true, check)
+}
+
+// Revert subtracts the change's delta again, unless it was already reverted.
+func (c *ClusterQueues) Revert(ctx context.Context, ch Change) error {
+	return c.update(ctx, ch, false, nil)
+}
+
+func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check func(int64) error) error {
+	name := teams.ClusterQueueOf(ch.Team)
+	key := grantAnnotationPrefix + strconv.FormatInt(ch.GrantKey, 10)
+	cqs := c.Kueue.KueueV1beta2().ClusterQueues()
+	var updated *kueue.ClusterQueue
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cq, err := cqs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		_, applied := cq.Annotations[key]
+		if applied == apply {
+			updated = cq
+			return nil
+		}
+		line := quotaLine(cq, ch.Flavor, ch.Resource)
+		if line == nil {
+			return &ValidationError{Fields: map[string]string{FieldFlavor: fmt.Sprintf(
+				"The team's ClusterQueue %s has no quota line for %s in flavor %s. Ask an admin to add the flavor to the team.", name, ch.Resource, ch.Flavor)}}
+		}
+		nominal := line.NominalQuota.Value()
+		if check != nil {
+			if err := check(nominal); err != nil {
+				return err
+			}
+		}
+		delta := ch.Delta
+		if !apply {
+			delta = -delta
+		}
+		next := nominal + delta
+		if next < 0 {
+			if !apply {
+				next = 0 // quota was lowered by hand since; never go negative
+			} else {
+				return &ValidationError{Fields: map[string]string{FieldDelta: fmt.Sprintf(
+					"The team has a nominal quota of %d in %s, so it cannot give back %d.", nominal, ch.Flavor, -delta)}}
+			}
+		}
+		line.NominalQuota = *resource.NewQuantity(next, resource.DecimalSI)
+		if cq.Annotations == nil {
+			cq.Annotations = map[string]string{}
+		}
+		if apply {
+			cq.Annotations[key] = fmt.Sprintf("%s %s %+d", ch.Flavor, ch.Resource, ch.Delta)
+		} else {
+			delete(cq.Annotations, key)
+		}
+		updated, err = cqs.Update(ctx, cq, metav1.UpdateOptions{FieldManager: teams.FieldManager})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("change quota of %s %s in ClusterQueue %s: %w", ch.Flavor, ch.Resource, name, kube.MapError(err))
+	}
+	if err := teams.SyncResourceQuota(ctx, c.Kube, updated, teams.NamespaceOf(ch.Team)); err != nil {
+		return fmt.Errorf("change quota of team %s: %w", ch.Team, err)
+	}
+	return nil
+}
+
+func quotaLine(cq *kueue.ClusterQueue, flavor string, r corev1.ResourceName) *kueue.ResourceQuota {
+	for gi := range cq.Spec.ResourceGroups {
+		for fi := range cq.Spec.ResourceGroups[gi].Flavors {
+			f := &cq.Spec.ResourceGroups[gi].Flavors[fi]
+			if string(f.Name) != flavor {
+				continue
+			}
+			for ri := range f.Resources {
+				if f.Resources[ri].Name == r {
+					return &f.Resources[ri]
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+// Package quota handles quota requests: filing and withdrawing them,
+// deciding them within the ceilings admins set, applying approved deltas
+// to team ClusterQueues, and reverting grants when they end.
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/teams"
+)
+
+// Audit actions of quota requests.
+const (
+	ActionRequest  = "quota.request"
+	ActionWithdraw = "quota.withdraw"
+	ActionApprove  = "quota.approve"
+	ActionReject   = "quota.reject"
+	ActionGrant    = "quota.grant"
+	ActionExpire   = "quota.expire"
+)
+
+// Limits on what a request may ask.
+const (
+	maxDelta     = 1024
+	maxReasonLen = 2000
+)
+
+// Actor is the person acting, as the quota rules see them.
+type Actor struct {
+	Username string
+	Admin    bool
+	// MemberOf are the teams the actor belongs to (as researcher or lead);
+	// LeadOf those they lead.
+	MemberOf []string
+	LeadOf   []string
+	IP, Via  string
+}
+
+// Store is what quota needs from the database.
+type Store interface {
+	TeamByName(ctx context.Context, name string) (store.Team, error)
+	CreateQuotaRequest(ctx context.Context, r store.QuotaRequest) (store.QuotaRequest, error)
+	WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time) (store.QuotaRequest, error)
+	QuotaRequestByID(ctx context.Context, id int64) (store.QuotaRequest, error)
+	DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error)
+	RevertDueGrant(ctx context.Context, now time.Time, revert func(store.QuotaGrant) error) (store.QuotaGrant, bool, error)
+	Ceiling(ctx context.Context, team, flavor, resource string) (store.TeamCeiling, error)
+	Notify(ctx context.Context, n store.Notification) error
+}
+
+// Service is the quota workflow.
+type Service struct {
+	store   Store
+	cluster *ClusterQueues
+	audit   *audit.Log
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock makes the service read time from now (tests move it forward).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// NewService builds the quota workflow.
+func NewService(st Store, cluster *ClusterQueues, auditLog *audit.Log, log *slog.Logger, opts ...Option) *Service {
+	s := &Service{store: st, cluster: cluster, audit: auditLog, log: log, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// NewRequest is a quota request as filed.
+type NewRequest struct {
+	Team, Flavor, Resource string
+	Delta                  int64
+	// Until is when the change ends; nil means until revoked.
+	Until  *time.Time
+	Reason string
+}
+
+// File validates and stores a request by a member or lead of the team.
+func (s *Service) File(ctx context.Context, a Actor, in NewRequest) (store.QuotaRequest, error) {
+	in.Reason = strings.TrimSpace(in.Reason)
+	errs := map[string]string{}
+	if !slices.Contains(a.MemberOf, in.Team) {
+		errs[FieldTeam] = "Choose one of your teams: you can only ask for quota for a team you belong to."
+	} else if t, err := s.store.TeamByName(ctx, in.Team); err != nil || t.RetiredAt != nil {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return store.QuotaRequest{}, fmt.Errorf("file quota request: %w", err)
+		}
+		errs[FieldTeam] = "This team is retired or unknown, so it cannot get more quota."
+	}
+	if in.Flavor == "" {
+		errs[FieldFlavor] = "Choose the GPU pool (flavor) the quota is for."
+	}
+	if !teams.IsAccelerator(corev1.ResourceName(in.Resource)) {
+		errs[FieldResource] = "Choose a GPU resource: whole GPUs (nvidia.com/gpu) or a MIG slice."
+	}
+	switch {
+	case in.Delta == 0:
+		errs[FieldDelta] = "Say how many GPUs more (a positive number) or fewer (a negative number) you need."
+	case in.Delta > maxDelta || in.Delta < -maxDelta:
+		errs[FieldDelta] = fmt.Sprintf("Ask for at most %d at a time.", maxDelta)
+	}
+	if in.Until != nil && !in.Until.After(s.now()) {
+		errs[FieldUntil] = "The end date must be in the future, or leave it empty for until revoked."
+	}
+	switch n := utf8.RuneCountInString(in.Reason); {
+	case n == 0:
+		errs[FieldReason] = "Say why the team needs this, so the lead can decide."
+	case n > maxReasonLen:
+		errs[FieldReason] = fmt.Sprintf("The reason is too long: use at most %d characters.", maxReasonLen)
+	}
+	if len(errs) > 0 {
+		return store.QuotaRequest{}, &ValidationError{Fields: errs}
+	}
+	r, err := s.store.CreateQuotaRequest(ctx, store.QuotaRequest{
+		Team: in.Team, Flavor: in.Flavor, Resource: in.Resource, Delta: in.Delta,
+		Until: utc(in.Until), Reason: in.Reason, Requester: a.Username, CreatedAt: s.now().UTC(),
+	})
+	if err != nil {
+		return store.QuotaRequest{}, err
+	}
+	if err := s.record(ctx, a, ActionRequest, r, map[string]any{"reason": r.Reason}); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Withdraw withdraws the actor's own open request.
+func (s *Service) Withdraw(ctx context.Context, a Actor, id int64) (store.QuotaRequest, error) {
+	r, err := s.store.WithdrawQuotaRequest(ctx, id, a.Username, s.now().UTC())
+	if errors.Is(err, store.ErrNotOpen) {
+		return store.QuotaRequest{}, denied("This request was already decided or withdrawn, so it cannot be withdrawn.")
+	}
+	if err != nil {
+		return store.QuotaRequest{}, err
+	}
+	return r, s.record(ctx, a, ActionWithdraw, r, nil)
+}
+
+// Decide approves or rejects an open request. The comment is required.
+// Nobody decides their own request; a lead decides for their team, and
+// approves only up to the admins' ceiling; admins decide anything. An
+// approval changes the ClusterQueue before the decision is committed.
+func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, comment string) (store.QuotaRequest, error) {
+	comment = strings.TrimSpace(comment)
+	if comment == "" {
+		return store.QuotaRequest{}, &ValidationError{Fields: map[string]string{FieldComment: "Add a comment so the requester knows why."}}
+	}
+	if utf8.RuneCountInString(comment) > maxReasonLen {
+		return store.QuotaRequest{}, &ValidationError{Fields: map[string]string{FieldComment: fmt.Sprintf("The comment is too long: use at most %d characters.", maxReasonLen)}}
+	}
+	now := s.now().UTC()
+	var grant *store.QuotaGrant
+	r, err := s.store.DecideQuotaRequest(ctx, id, func(r store.QuotaRequest) (store.Decision, error) {
+		if err := mayDecide(a, r); err != nil {
+			return store.Decision{}, err
+		}
+		d := store.Decision{Approve: approve, DecidedBy: a.Username, Comment: comment, At: now}
+		if !approve {
+			return d, nil
+		}
+		ceiling, err := s.ceilingCheck(ctx, a, r)
+		if err != nil {
+			return store.Decision{}, err
+		}
+		ch := Change{GrantKey: r.ID, Team: r.Team, Flavor: r.Flavor, Resource: corev1.ResourceName(r.Resource), Delta: r.Delta}
+		if err := s.cluster.Apply(ctx, ch, ceiling); err != nil {
+			return store.Decision{}, err
+		}
+		grant = &store.QuotaGrant{
+			RequestID: r.ID, Team: r.Team, ClusterQueue: teams.ClusterQueueOf(r.Team),
+			Flavor: r.Flavor, Resource: r.Resource, Delta: r.Delta, AppliedAt: now, ExpiresAt: r.Until,
+		}
+		d.Grant = grant
+		return d, nil
+	})
+	if errors.Is(err, store.ErrNotOpen) {
+		return store.QuotaRequest{}, denied("This request was already decided or withdrawn.")
+	}
+	if err != nil {
+		return store.QuotaRequest{}, err
+	}
+	action, verb := ActionReject, "rejected"
+	if approve {
+		action, verb = ActionApprove, "approved"
+	}
+	if err := s.record(ctx, a, action, r, map[string]any{"comment": comment}); err != nil {
+		return r, err
+	}
+	if grant != nil {
+		if err := s.record(ctx, a, ActionGrant, r, map[string]any{"cluster_queue": grant.ClusterQueue, "expires_at": grant.ExpiresAt}); err != nil {
+			return r, err
+		}
+	}
+	text := fmt.Sprintf("%s %s your request for %s %s in %s for team %s: %s", a.Username, verb, signed(r.Delta), r.Resource, r.Flavor, r.Team, comment)
+	if err := s.store.Notify(ctx, store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// mayDecide applies the rules that do not need the cluster.
+func mayDecide(a Actor, r store.QuotaRequest) error {
+	if r.Requester == a.Username {
+		return denied("Nobody decides their own request: another lead of the team or an admin must.")
+	}
+	if a.Admin || slices.Contains(a.LeadOf, r.Team) {
+		return nil
+	}
+	return denied(fmt.Sprintf("Only a lead of team %s or an admin can decide this request.", r.Team))
+}
+
+// ceilingCheck returns the check an approval's new nominal quota must pass:
+// none for admins and for decreases, else at most the admins' ceiling.
+func (s *Service) ceilingCheck(ctx context.Context, a Actor, r store.QuotaRequest) (func(int64) error, error) {
+	if a.Admin || r.Delta < 0 {
+		return nil, nil
+	}
+	c, err := s.store.Ceiling(ctx, r.Team, r.Flavor, r.Resource)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, denied(fmt.Sprintf("Admins set no ceiling for %s in %s for team %s, so only an admin can approve an increase.", r.Resource, r.Flavor, r.Team))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(nominal int64) error {
+		if nominal+r.Delta > c.Ceiling {
+			return denied(fmt.Sprintf("Approving would raise the team's quota to %d, above the ceiling of %d the admins set, so only an admin can approve it.",
+				nominal+r.Delta, c.Ceiling))
+		}
+		return nil
+	}, nil
+}
+
+// ExpireDue reverts every grant whose end has come, one transaction per
+// grant with the row locked (FOR UPDATE SKIP LOCKED), so several replicas
+// can run it at once without reverting a grant twice. It returns how many
+// grants it reverted.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		now := s.now().UTC()
+		g, found, err := s.store.RevertDueGrant(ctx, now, func(g store.QuotaGrant) error {
+			err := s.cluster.Revert(ctx, Change{GrantKey: g.RequestID, Team: g.Team, Flavor: g.Flavor, Resource: corev1.ResourceName(g.Resource), Delta: g.Delta})
+			if errors.Is(err, kube.ErrNotFound) {
+				return nil // the team's queue is gone: nothing left to revert
+			}
+			return err
+		})
+		if err != nil || !found {
+			return n, err
+		}
+		n++
+		sys := Actor{Username: audit.SystemActor, Via: audit.ViaSystem}
+		r, err := s.store.QuotaRequestByID(ctx, g.RequestID)
+		if err != nil {
+			return n, err
+		}
+		if err := s.record(ctx, sys, ActionExpire, r, map[string]any{"grant": g.ID, "expired_at": g.ExpiresAt}); err != nil {
+			return n, err
+		}
+		text := fmt.Sprintf("Your grant of %s %s in %s for team %s ended and was reverted.", signed(g.Delta), g.Resource, g.Flavor, g.Team)
+		if err := s.store.Notify(ctx, store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}); err != nil {
+			return n, err
+		}
+	}
+}
+
+// Run reverts due grants every interval until ctx ends.
+func (s *Service) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := s.ExpireDue(ctx); err != nil {
+			s.log.ErrorContext(ctx, "revert expired quota grants", "err", err, "reverted", n)
+		} else if n > 0 {
+			s.log.InfoContext(ctx, "reverted expired quota grants", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) record(ctx context.Context, a Actor, action string, r store.QuotaRequest, extra map[string]any) error {
+	detail := map[string]any{"team": r.Team, "flavor": r.Flavor, "resource": r.Resource, "delta": r.Delta, "requester": r.Requester}
+	if r.Until != nil {
+		detail["until"] = r.Until
+	}
+	for k, v := range extra {
+		detail[k] = v
+	}
+	return s.audit.Record(ctx, audit.Event{
+		Actor: a.Username, Action: action, Target: fmt.Sprintf("quota-request/%d", r.ID),
+		Detail: detail, IP: a.IP, Via: a.Via,
+	})
+}
+
+func signed(n int64) string { return fmt.Sprintf("%+d", n) }
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,162 @@
+package teams_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/teams"
+)
+
+func clusterFlavors(t *testing.T, env *stacktest.Env) []teams.Flavor {
+	t.Helper()
+	ctx := context.Background()
+	rfs, err := env.Kueue.KueueV1beta2().ResourceFlavors().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var ptrs []*kueue.ResourceFlavor
+	for i := range rfs.Items {
+		ptrs = append(ptrs, &rfs.Items[i])
+	}
+	flavors, err := teams.FlavorsOf(ptrs, func(rf *kueue.ResourceFlavor) (corev1.ResourceList, error) {
+		out := corev1.ResourceList{}
+		for _, n := range nodes.Items {
+			match := len(rf.Spec.NodeLabels) > 0
+			for k, v := range rf.Spec.NodeLabels {
+				match = match && n.Labels[k] == v
+			}
+			if match {
+				for r, q := range n.Status.Allocatable {
+					out[r] = q
+				}
+			}
+		}
+		return out, nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, flavors)
+	return flavors
+}
+
+func randomTeam(t *testing.T) teams.Team {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "p" + hex.EncodeToString(b)
+	return teams.Team{Name: name, DisplayName: "Provisioned " + name, CostCenter: "CC-9",
+		MemberGroups: []string{name + "-researchers"}, LeadGroups: []string{name + "-leads"}, BorrowCPUAndMemory: true}
+}
+
+func TestCreatingATeamMakesItsObjectsAndAResearcherCanLaunch(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx := context.Background()
+	flavors := clusterFlavors(t, env)
+	p, err := teams.NewProvisioner(env.RESTConfig, "")
+	require.NoError(t, err)
+	team := randomTeam(t)
+	team.Quotas = teams.ZeroQuotas(flavors)
+	t.Cleanup(func() { _ = p.Delete(context.Background(), team.Name) })
+
+	require.NoError(t, p.Apply(ctx, team, "cohort-"+team.Name, flavors, teams.ApplyOptions{KeepQuota: true}))
+	require.NoError(t, p.Apply(ctx, team, "cohort-"+team.Name, flavors, teams.ApplyOptions{KeepQuota: true}), "creating is idempotent")
+
+	ns, err := env.Kube.CoreV1().Namespaces().Get(ctx, team.Namespace(), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, team.Name, ns.Labels[teams.TeamLabel])
+	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
+	rbs, err := env.Kube.RbacV1().RoleBindings(team.Namespace()).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, rbs.Items, 2)
+	_, err = env.Kube.CoreV1().ResourceQuotas(team.Namespace()).Get(ctx, teams.ResourceQuotaName, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cq, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
+		lq, lqErr := env.Kueue.KueueV1beta2().LocalQueues(team.Namespace()).Get(ctx, teams.LocalQueueName, metav1.GetOptions{})
+		_, saErr := env.Kube.CoreV1().ServiceAccounts(team.Namespace()).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil && lqErr == nil && saErr == nil && active(cq.Status.Conditions) && active(lq.Status.Conditions)
+	}, time.Minute, 200*time.Millisecond, "the team's queues become active")
+
+	researcher, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "rita", []string{team.MemberGroups[0], "system:authenticated"}))
+	require.NoError(t, err)
+	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, suspendedJob("first-run"), metav1.CreateOptions{})
+	require.NoError(t, err, "a researcher of the team launches as themselves")
+
+	outsider, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "olga", []string{"other-researchers", "system:authenticated"}))
+	require.NoError(t, err)
+	_, err = outsider.BatchV1().Jobs(team.Namespace()).Create(ctx, suspendedJob("intruder"), metav1.CreateOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "someone outside the team is refused by RBAC: %v", err)
+
+	require.NoError(t, p.Hold(ctx, team.Name, true))
+	cq, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, cq.Spec.StopPolicy)
+	assert.Equal(t, kueue.Hold, *cq.Spec.StopPolicy, "a retired team admits nothing new")
+	require.NoError(t, p.Apply(ctx, team, "cohort-"+team.Name, flavors, teams.ApplyOptions{KeepQuota: true}))
+	cq, err = env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, kueue.Hold, *cq.Spec.StopPolicy, "editing the team keeps it on hold")
+}
+
+func TestFailedCreateLeavesNothingBehind(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx := context.Background()
+	flavors := clusterFlavors(t, env)
+	p, err := teams.NewProvisioner(env.RESTConfig, "")
+	require.NoError(t, err)
+	team := randomTeam(t)
+	team.Quotas = teams.ZeroQuotas(flavors)
+	team.LeadGroups = []string{""} // the API server refuses a RoleBinding subject without a name
+	t.Cleanup(func() { _ = p.Delete(context.Background(), team.Name) })
+
+	require.Error(t, p.Apply(ctx, team, "cohort-"+team.Name, flavors, teams.ApplyOptions{KeepQuota: true}))
+	require.Eventually(t, func() bool {
+		_, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 200*time.Millisecond, "the ClusterQueue is removed again")
+	require.Eventually(t, func() bool {
+		ns, err := env.Kube.CoreV1().Namespaces().Get(ctx, team.Namespace(), metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil)
+	}, 30*time.Second, 200*time.Millisecond, "the namespace is being deleted")
+}
+
+func suspendedJob(name string) *batchv1.Job {
+	yes, no, uid := true, false, int64(1000)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kueue.x-k8s.io/queue-name": teams.LocalQueueName}},
+		Spec: batchv1.JobSpec{
+			Suspend: &yes,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid,
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+				Containers: []corev1.Container{{
+					Name: "main", Image: "busybox",
+					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
+						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				}},
+			}},
+		},
+	}
+}
+
+func active(conds []metav1.Condition) bool {
+	for _, c := range conds {
+		if c.Type == kueue.ClusterQueueActive && c.Status == metav1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package teams
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+var testFlavors = []Flavor{
+	{Name: "gpu", Accelerators: []corev1.ResourceName{"nvidia.com/gpu"}},
+	{Name: "cpu"},
+}
+
+func TestObjects(t *testing.T) {
+	team := Team{Name: "vision", CostCenter: "CC-1", MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"},
+		Quotas: map[string]corev1.ResourceList{"gpu": {"nvidia.com/gpu": resource.MustParse("4")}, "cpu": {"cpu": resource.MustParse("16")}}}
+	objs, err := Objects(team, "gantry", testFlavors)
+	require.NoError(t, err)
+
+	ns := find[*corev1.Namespace](t, objs)
+	assert.Equal(t, "team-vision", ns.Name)
+	assert.Equal(t, "vision", ns.Labels[TeamLabel], "admission policies select team namespaces by this label")
+	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
+	assert.Equal(t, "CC-1", ns.Annotations[CostCenterAnnotation])
+
+	cq := find[*kueue.ClusterQueue](t, objs)
+	assert.Equal(t, kueue.CohortReference("gantry"), cq.Spec.CohortName)
+	require.Len(t, cq.Spec.ResourceGroups, 1)
+	assert.Equal(t, kueue.ResourceFlavorReference("cpu"), cq.Spec.ResourceGroups[0].Flavors[0].Name, "CPU-only flavors come first")
+
+	rq := find[*corev1.ResourceQuota](t, objs)
+	want := corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("8")}
+	if diff := cmp.Diff(want.Name("requests.nvidia.com/gpu", resource.DecimalSI).String(), rq.Spec.Hard.Name("requests.nvidia.com/gpu", resource.DecimalSI).String()); diff != "" {
+		t.Errorf("GPU hard limit is nominal plus borrowing limit (-want +got):\n%s", diff)
+	}
+	assert.NotContains(t, rq.Spec.Hard, corev1.ResourceName("requests.cpu"), "only accelerators are capped")
+
+	var bindings []string
+	for _, o := range objs {
+		if rb, ok := o.(*rbacv1.RoleBinding); ok {
+			bindings = append(bindings, rb.RoleRef.Name+"="+rb.Subjects[0].Name)
+		}
+	}
+	assert.Equal(t, []string{"gantry-researcher=vision-researchers", "gantry-team-lead=vision-leads"}, bindings)
+}
+
+func TestBorrowing(t *testing.T) {
+	cases := map[string]struct {
+		borrowCPU bool
+		wantCPU   string
+	}{
+		"limited to nominal":    {borrowCPU: false, wantCPU: "0"},
+		"unlimited CPU and RAM": {borrowCPU: true, wantCPU: "unlimited"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			team := Team{Name: "x", Quotas: ZeroQuotas(testFlavors), BorrowCPUAndMemory: tc.borrowCPU}
+			objs, err := Objects(team, "gantry", testFlavors)
+			require.NoError(t, err)
+			cq := find[*kueue.ClusterQueue](t, objs)
+			got := map[string]string{}
+			for _, f := range cq.Spec.ResourceGroups[0].Flavors {
+				for _, r := range f.Resources {
+					v := "unlimited"
+					if r.BorrowingLimit != nil {
+						v = r.BorrowingLimit.String()
+					}
+					got[string(f.Name)+"/"+string(r.Name)] = v
+				}
+			}
+			assert.Equal(t, tc.wantCPU, got["gpu/cpu"])
+			assert.Equal(t, "0", got["gpu/nvidia.com/gpu"], "GPUs are never borrowed without a grant")
+		})
+	}
+}
+
+func TestQuotaForUnknownFlavorIsRejected(t *testing.T) {
+	_, err := Objects(Team{Name: "x", Quotas: map[string]corev1.ResourceList{"nope": {}}}, "gantry", testFlavors)
+	assert.ErrorContains(t, err, `unknown pool "nope"`)
+}
+
+func find[T runtime.Object](t *testing.T, objs []runtime.Object) T {
+	t.Helper()
+	for _, o := range objs {
+		if v, ok := o.(T); ok {
+			return v
+		}
+	}
+	var zero T
+	t.Fatalf("no %T among the objects", zero)
+	return zero
+}

@@ -1,0 +1,42 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// approvalsDecide approves or rejects a request with a comment.
+func (h *handler) approvalsDecide(c *gin.Context) {
+	u, _ := auth.CurrentUser(c)
+	id, err := pathID(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	approve := c.PostForm(views.FieldQuotaDecision) == "approve"
+	r, err := h.Quota.Workflow.Decide(c.Request.Context(), quotaActor(c, u), id, approve, c.PostForm(views.FieldQuotaComment))
+	var (
+		denied *quota.DeniedError
+		verr   *quota.ValidationError
+	)
+	switch {
+	case errors.As(err, &denied):
+		h.addFlash(c, views.FlashError, denied.Reason)
+	case errors.As(err, &verr):
+		h.addFlash(c, views.FlashError, verr.Error())
+	case err != nil:
+		h.fail(c, err)
+		return
+	case approve:
+		h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Approved: team %s's quota of %s in %s changed by %+d.", r.Team, r.Resource, r.Flavor, r.Delta))
+	default:
+		h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Rejected %s's request.", r.Requester))
+	}
+	redirectSeeOther(c, "/approvals")
+}
