@@ -70,6 +70,7 @@ func runPortal(ctx context.Context, s *devcluster.Stack) error {
 		"GANTRY_PROMETHEUS_URL="+st.PrometheusURL,
 		"GANTRY_ADMIN_GROUPS=gantry-admins",
 		"GANTRY_SEED_TEAMS="+l.Deploy("local", "teams.yaml"),
+		"GANTRY_SEED_TEMPLATES="+l.Deploy("templates"),
 	)
 	if err := portal.Start(); err != nil {
 		return fmt.Errorf("start portal: %w", err)
