@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 )
@@ -49,43 +50,8 @@ func quota(kv ...string) corev1.ResourceList {
 	return rl
 }
 
-// podSpec is a container that passes Pod Security "restricted".
-func podSpec(requests corev1.ResourceList) corev1.PodSpec {
-	return corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To[int64](1000),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		Containers: []corev1.Container{{
-			Name:  "main",
-			Image: "registry.example/gantry/trainer:1",
-			Resources: corev1.ResourceRequirements{
-				Requests: requests,
-				Limits:   gpuLimits(requests),
-			},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false),
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
-		}},
-	}
-}
-
-// gpuLimits copies the extended resources, which need limits equal to
-// requests.
-func gpuLimits(requests corev1.ResourceList) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	for n, q := range requests {
-		if strings.HasPrefix(string(n), "nvidia.com/") {
-			l[n] = q
-		}
-	}
-	return l
-}
-
-// jobBuilder makes queued test Jobs: jobBuilder{...}.obj().
+// jobBuilder makes queued test Jobs that the team namespace's admission
+// policies accept: jobBuilder{...}.obj().
 type jobBuilder struct {
 	name, namespace, priority string
 	requests                  corev1.ResourceList
@@ -94,27 +60,20 @@ type jobBuilder struct {
 }
 
 func (b jobBuilder) obj() *batchv1.Job {
-	labels := map[string]string{queueLabel: devcluster.LocalQueueName}
+	// Team namespaces are team-<name>.
+	job := stacktest.CompliantJob(strings.TrimPrefix(b.namespace, "team-"), b.name, b.requests)
 	if b.priority != "" {
-		labels[priorityLabel] = b.priority
+		job.Labels[priorityLabel] = b.priority
+		job.Spec.Template.Labels[priorityLabel] = b.priority
 	}
 	par := b.parallelism
 	if par == 0 {
 		par = 1
 	}
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: b.name, Namespace: b.namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
-			Suspend:      ptr.To(true),
-			Parallelism:  ptr.To(par),
-			Completions:  ptr.To(par),
-			BackoffLimit: ptr.To[int32](0),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: b.annotations},
-				Spec:       podSpec(b.requests),
-			},
-		},
-	}
+	job.Spec.Parallelism = ptr.To(par)
+	job.Spec.Completions = ptr.To(par)
+	job.Spec.Template.Annotations = b.annotations
+	return job
 }
 
 func createJob(t *testing.T, env *stacktest.Env, b jobBuilder) *batchv1.Job {
@@ -340,34 +299,36 @@ func TestStatefulSetAndDeploymentAreAdmittedThroughWebhooks(t *testing.T) {
 	ns := team.Namespace()
 	ctx := context.Background()
 	requests := quota("nvidia.com/gpu", "1", "cpu", "2", "memory", "8Gi")
-	template := func(app string) corev1.PodTemplateSpec {
-		spec := podSpec(requests)
+	template := func(app string, kind catalog.Kind) corev1.PodTemplateSpec {
+		spec := stacktest.RestrictedPodSpec(requests)
 		spec.RestartPolicy = corev1.RestartPolicyAlways
-		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}}, Spec: spec}
+		labels := stacktest.WorkloadLabels(team.Name, app, kind)
+		labels["app"] = app
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
 	}
-	labels := map[string]string{queueLabel: devcluster.LocalQueueName}
 
 	_, err := env.Kube.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "notebook", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: "notebook", Labels: stacktest.WorkloadLabels(team.Name, "notebook", catalog.KindNotebook)},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "notebook"}},
-			Template: template("notebook"),
+			Template: template("notebook", catalog.KindNotebook),
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = env.Kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "endpoint", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: "endpoint", Labels: stacktest.WorkloadLabels(team.Name, "endpoint", catalog.KindInference)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](2),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "endpoint"}},
-			Template: template("endpoint"),
+			Template: template("endpoint", catalog.KindInference),
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	// Kueue's webhooks label the pods with the queue and gate them until
-	// their workloads are admitted.
+	// Kueue's webhooks take the pods over (the queue label comes from the
+	// pod template, which policy requires) and gate them until their
+	// workloads are admitted.
 	for _, app := range []string{"notebook", "endpoint"} {
 		n := 1
 		if app == "endpoint" {
@@ -376,6 +337,7 @@ func TestStatefulSetAndDeploymentAreAdmittedThroughWebhooks(t *testing.T) {
 		pods := requireRunningOnPool(t, env, ns, "app="+app, inferencePool, n)
 		for _, p := range pods {
 			assert.Equal(t, devcluster.LocalQueueName, p.Labels[queueLabel], "queue label on %s", p.Name)
+			assert.Equal(t, "true", p.Labels["kueue.x-k8s.io/managed"], "Kueue's pod webhook manages %s", p.Name)
 			assert.Empty(t, p.Spec.SchedulingGates, "admission gate lifted on %s", p.Name)
 		}
 	}
@@ -454,14 +416,16 @@ func TestMIGSliceRequestLandsOnMIGPool(t *testing.T) {
 func TestPrivilegedPodInTeamNamespaceIsRejectedByPodSecurity(t *testing.T) {
 	env := stacktest.Stack(t)
 	ctx := context.Background()
-	privileged := podSpec(quota("cpu", "1"))
+	privileged := stacktest.RestrictedPodSpec(quota("cpu", "1"))
 	privileged.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 	cases := map[string]struct {
 		spec    corev1.PodSpec
-		wantErr string
+		wantErr []string
 	}{
-		"privileged":           {spec: privileged, wantErr: `violates PodSecurity "restricted:latest"`},
-		"restricted-compliant": {spec: podSpec(quota("cpu", "1"))},
+		// Pod Security runs before the admission policies and refuses first.
+		"privileged": {spec: privileged, wantErr: []string{`violates PodSecurity "restricted:latest"`,
+			`container "main" must not set securityContext.privileged=true`}},
+		"restricted-compliant": {spec: stacktest.RestrictedPodSpec(quota("cpu", "1"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -471,12 +435,78 @@ func TestPrivilegedPodInTeamNamespaceIsRejectedByPodSecurity(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: "psa-" + name},
 				Spec:       tc.spec,
 			}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if tc.wantErr == "" {
+			if len(tc.wantErr) == 0 {
 				require.NoError(t, err)
 				return
 			}
 			require.Error(t, err)
 			assert.True(t, apierrors.IsForbidden(err), "forbidden, got %v", err)
+			for _, want := range tc.wantErr {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+// TestAdmissionPoliciesRefuseNonCompliantWorkloads shows deploy/policies
+// in force where bootstrap put them: an admin's kubectl-style create in a
+// team namespace is refused in the policy's words.
+func TestAdmissionPoliciesRefuseNonCompliantWorkloads(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx := context.Background()
+	requests := quota("cpu", "1", "memory", "1Gi")
+	job := func(mutate func(*batchv1.Job)) *batchv1.Job {
+		j := stacktest.CompliantJob("vision", "policy-check", requests)
+		mutate(j)
+		return j
+	}
+	cases := map[string]struct {
+		job        *batchv1.Job
+		wantReason metav1.StatusReason
+		wantErr    string
+	}{
+		"compliant": {job: job(func(*batchv1.Job) {})},
+		"unlabelled": {
+			job: job(func(j *batchv1.Job) {
+				j.Labels = nil
+				j.Spec.Template.Labels = nil
+			}),
+			wantReason: metav1.StatusReasonInvalid,
+			// Kueue's webhook defaults the queue name to the namespace's
+			// "default" LocalQueue, so that one is never missing.
+			wantErr: "This Job is missing labels every workload in a team namespace needs (launch it from Gantry, or add them): " +
+				"gantry.dev/team, gantry.dev/owner, gantry.dev/template, gantry.dev/template-version, gantry.dev/kind, gantry.dev/pool, " +
+				"gantry.dev/cost-center, kueue.x-k8s.io/priority-class, app.kubernetes.io/managed-by, " +
+				"app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of",
+		},
+		"labelled for another team": {
+			job:        job(func(j *batchv1.Job) { j.Labels[catalog.LabelTeam] = "nlp" }),
+			wantReason: metav1.StatusReasonInvalid,
+			wantErr:    "This Job is labelled for team nlp but namespace team-vision belongs to team vision.",
+		},
+		"image off the allowlist": {
+			job:        job(func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "docker.io/library/busybox:1.37" }),
+			wantReason: metav1.StatusReasonForbidden,
+			wantErr: "Images must come from an allowed registry (nvcr.io/, quay.io/jupyter/, docker.io/vllm/) " +
+				"and be pinned to a version tag or digest, not latest: docker.io/library/busybox:1.37",
+		},
+		"allowlisted image on latest": {
+			job:        job(func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "nvcr.io/nvidia/pytorch:latest" }),
+			wantReason: metav1.StatusReasonForbidden,
+			wantErr:    "not latest: nvcr.io/nvidia/pytorch:latest",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			// The real team namespace from teams.yaml; a dry run is
+			// admitted (or refused) exactly like a real create.
+			_, err := env.Kube.BatchV1().Jobs("team-vision").Create(ctx, tc.job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tc.wantReason, apierrors.ReasonForError(err), "reason of %v", err)
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
 	}

@@ -145,7 +145,7 @@ func TestApprovedRequestRaisesQuotaAndAdmitsAPendingJob(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	jobs := f.env.Kube.BatchV1().Jobs(teams.NamespaceOf(f.team))
-	_, err := jobs.Create(ctx, gpuJob("train", 2), metav1.CreateOptions{})
+	_, err := jobs.Create(ctx, gpuJob(f.team, "train", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		wls, err := f.env.Kueue.KueueV1beta2().Workloads(teams.NamespaceOf(f.team)).List(ctx, metav1.ListOptions{})
@@ -319,26 +319,9 @@ func TestFilingIsValidated(t *testing.T) {
 	}
 }
 
-func gpuJob(name string, gpus int64) *batchv1.Job {
-	yes, no, uid := true, false, int64(1000)
-	q := resource.NewQuantity(gpus, resource.DecimalSI)
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kueue.x-k8s.io/queue-name": teams.LocalQueueName}},
-		Spec: batchv1.JobSpec{
-			Suspend: &yes,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid,
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-				Containers: []corev1.Container{{
-					Name: "main", Image: "trainer",
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpu: *q}},
-					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
-						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				}},
-			}},
-		},
-	}
+// gpuJob is a suspended Job of team asking for GPUs on any pool.
+func gpuJob(team, name string, gpus int64) *batchv1.Job {
+	return stacktest.CompliantJob(team, name, corev1.ResourceList{gpu: *resource.NewQuantity(gpus, resource.DecimalSI)})
 }
 
 func hasCondition(conds []metav1.Condition, typ string, status metav1.ConditionStatus) bool {

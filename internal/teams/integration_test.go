@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,12 +90,12 @@ func TestCreatingATeamMakesItsObjectsAndAResearcherCanLaunch(t *testing.T) {
 
 	researcher, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "rita", []string{team.MemberGroups[0], "system:authenticated"}))
 	require.NoError(t, err)
-	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, suspendedJob("first-run"), metav1.CreateOptions{})
+	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "first-run", nil), metav1.CreateOptions{})
 	require.NoError(t, err, "a researcher of the team launches as themselves")
 
 	outsider, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "olga", []string{"other-researchers", "system:authenticated"}))
 	require.NoError(t, err)
-	_, err = outsider.BatchV1().Jobs(team.Namespace()).Create(ctx, suspendedJob("intruder"), metav1.CreateOptions{})
+	_, err = outsider.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "intruder", nil), metav1.CreateOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "someone outside the team is refused by RBAC: %v", err)
 
 	require.NoError(t, p.Hold(ctx, team.Name, true))
@@ -130,26 +129,6 @@ func TestFailedCreateLeavesNothingBehind(t *testing.T) {
 		ns, err := env.Kube.CoreV1().Namespaces().Get(ctx, team.Namespace(), metav1.GetOptions{})
 		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil)
 	}, 30*time.Second, 200*time.Millisecond, "the namespace is being deleted")
-}
-
-func suspendedJob(name string) *batchv1.Job {
-	yes, no, uid := true, false, int64(1000)
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kueue.x-k8s.io/queue-name": teams.LocalQueueName}},
-		Spec: batchv1.JobSpec{
-			Suspend: &yes,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid,
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-				Containers: []corev1.Container{{
-					Name: "main", Image: "busybox",
-					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
-						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				}},
-			}},
-		},
-	}
 }
 
 func active(conds []metav1.Condition) bool {

@@ -1,0 +1,95 @@
+package stacktest
+
+import (
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/devcluster"
+)
+
+// Test workloads in team namespaces must pass what the stack enforces there:
+// Pod Security "restricted" and the admission policies of deploy/policies.
+
+// Image is the allowlisted image, pinned to a tag, that test workloads run:
+// the one of the seeded training template (kwok never pulls it).
+const Image = "nvcr.io/nvidia/pytorch:24.12-py3"
+
+// Priority is the WorkloadPriorityClass test workloads get unless a test
+// sets kueue.x-k8s.io/priority-class itself: the lowest one.
+const Priority = "batch"
+
+// WorkloadLabels returns the labels deploy/policies/workload-labels.yaml
+// requires on a workload of team (and on its pod template): owner
+// "stacktest", the team's LocalQueue, priority Priority and pool "any"
+// (Kueue picks the flavor). Change entries to suit the test.
+func WorkloadLabels(team, name string, kind catalog.Kind) map[string]string {
+	return map[string]string{
+		catalog.LabelTeam:            team,
+		catalog.LabelOwner:           "stacktest",
+		catalog.LabelTemplate:        "stacktest",
+		catalog.LabelTemplateVersion: "1",
+		catalog.LabelKind:            string(kind),
+		catalog.LabelPool:            "any",
+		catalog.LabelCostCenter:      "CC-TEST",
+		catalog.LabelQueueName:       devcluster.LocalQueueName,
+		catalog.LabelPriorityClass:   Priority,
+		catalog.LabelManagedBy:       catalog.ManagedBy,
+		catalog.LabelAppName:         "stacktest",
+		catalog.LabelInstance:        name,
+		catalog.LabelComponent:       string(kind),
+		catalog.LabelPartOf:          "gantry",
+	}
+}
+
+// RestrictedPodSpec returns a pod spec of one container "main" running
+// Image that Pod Security "restricted" and the pod policy accept: non-root,
+// RuntimeDefault seccomp, no privilege escalation, all capabilities
+// dropped, and GPU (nvidia.com/*) limits equal to the requests.
+func RestrictedPodSpec(requests corev1.ResourceList) corev1.PodSpec {
+	limits := corev1.ResourceList{}
+	for n, q := range requests {
+		if strings.HasPrefix(string(n), "nvidia.com/") {
+			limits[n] = q
+		}
+	}
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To[int64](1000),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:      "main",
+			Image:     Image,
+			Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
+		}},
+	}
+}
+
+// CompliantJob returns a suspended training Job in team's namespace, queued
+// to its LocalQueue (Kueue unsuspends it on admission), with WorkloadLabels
+// on the Job and its pod template and a RestrictedPodSpec.
+func CompliantJob(team, name string, requests corev1.ResourceList) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: devcluster.Team{Name: team}.Namespace(),
+			Labels: WorkloadLabels(team, name, catalog.KindTraining)},
+		Spec: batchv1.JobSpec{
+			Suspend:      ptr.To(true),
+			BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: WorkloadLabels(team, name, catalog.KindTraining)},
+				Spec:       RestrictedPodSpec(requests),
+			},
+		},
+	}
+}
