@@ -273,6 +273,7 @@ func (r renderer) podTemplate() corev1.PodTemplateSpec {
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 	}
+	mergeSecurityContext(container.SecurityContext, r.t.SecurityContext)
 	if r.t.Port != 0 {
 		container.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: r.t.Port}}
 	}

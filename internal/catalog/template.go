@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
@@ -45,6 +46,9 @@ type Template struct {
 	Teams []string `json:"teams,omitempty"`
 	// GPUTypes are the accelerators a researcher may choose from; the first is the default.
 	GPUTypes []GPUType `json:"gpuTypes"`
+	// SecurityContext is merged over Gantry's restricted container security
+	// settings; policy refuses any that weaken them (privileged, root, ...).
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 	// Command is the container entrypoint; Parameters.Args holds its editable arguments.
 	Command []string `json:"command,omitempty"`
 	// Port is the port the notebook or endpoint listens on.

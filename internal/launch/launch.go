@@ -81,6 +81,11 @@ type Store interface {
 	MarkLaunchDeleted(ctx context.Context, namespace, name string, at time.Time) error
 }
 
+// ImageAllowlist reads the admins' image registry allowlist.
+type ImageAllowlist interface {
+	ImageRegistries(ctx context.Context) ([]string, error)
+}
+
 // Queues reads a team's ClusterQueue for its quota ceiling.
 type Queues interface {
 	ClusterQueue(name string) (*kueue.ClusterQueue, error)
@@ -122,8 +127,11 @@ type Service struct {
 	Store  Store
 	Queues Queues
 	Rules  policy.Rules
-	Audit  *audit.Log
-	Now    func() time.Time
+	// Allowlist, when set, gives the image registries of each launch in
+	// place of Rules.Registries.
+	Allowlist ImageAllowlist
+	Audit     *audit.Log
+	Now       func() time.Time
 }
 
 // NewLaunchID returns a fresh random launch id for a form.
@@ -140,13 +148,48 @@ func NewLaunchID() string {
 // Namespace is the team's namespace.
 func Namespace(team string) string { return "team-" + team }
 
-// Template loads a template version and decodes it.
+// Template loads a template version and decodes it. Version 0 is the
+// latest published version, and not found once the template is retired.
 func (s *Service) Template(ctx context.Context, name string, version int) (catalog.Template, error) {
 	tv, err := s.Store.TemplateVersionOf(ctx, name, version)
 	if err != nil {
 		return catalog.Template{}, err
 	}
+	if version == 0 && tv.RetiredAt != nil {
+		return catalog.Template{}, fmt.Errorf("template %s is retired: %w", name, store.ErrNotFound)
+	}
 	return Decode(tv)
+}
+
+// launchable loads the version a launch asks for, refusing retired
+// templates and unpublished drafts in words.
+func (s *Service) launchable(ctx context.Context, name string, version int) (catalog.Template, error) {
+	tv, err := s.Store.TemplateVersionOf(ctx, name, version)
+	if err != nil {
+		return catalog.Template{}, err
+	}
+	switch {
+	case tv.RetiredAt != nil:
+		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("The template %q has been retired by the Gantry admins and cannot be launched any more; choose another template.", tv.Title)}
+	case tv.Draft:
+		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("Version %d of the template %q is a draft; only published versions can be launched.", tv.Version, tv.Title)}
+	}
+	return Decode(tv)
+}
+
+// rules are the policy rules of one launch, with the image allowlist as
+// the admins have it now.
+func (s *Service) rules(ctx context.Context) (policy.Rules, error) {
+	r := s.Rules
+	if s.Allowlist == nil {
+		return r, nil
+	}
+	regs, err := s.Allowlist.ImageRegistries(ctx)
+	if err != nil {
+		return policy.Rules{}, err
+	}
+	r.Registries = regs
+	return r, nil
 }
 
 // Decode turns a stored template version into a catalog template.
@@ -189,7 +232,7 @@ func (s *Service) Ceiling(team string) policy.Ceiling {
 // Prepare parses and renders a request and checks it against policy,
 // without touching the cluster. Problems come back as catalog.FieldErrors.
 func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalog.Template, catalog.Values, catalog.Rendered, error) {
-	t, err := s.Template(ctx, req.Template, req.Version)
+	t, err := s.launchable(ctx, req.Template, req.Version)
 	if err != nil {
 		return catalog.Template{}, catalog.Values{}, catalog.Rendered{}, err
 	}
@@ -217,7 +260,11 @@ func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalo
 	if err != nil {
 		return t, v, catalog.Rendered{}, err
 	}
-	if errs := s.Rules.Check(&t, v, out, s.Ceiling(team.Name)); len(errs) > 0 {
+	rules, err := s.rules(ctx)
+	if err != nil {
+		return t, v, catalog.Rendered{}, err
+	}
+	if errs := rules.Check(&t, v, out, s.Ceiling(team.Name)); len(errs) > 0 {
 		return t, v, out, errs
 	}
 	return t, v, out, nil

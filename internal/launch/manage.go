@@ -120,14 +120,15 @@ func (s *Service) scale(ctx context.Context, actor Actor, l store.Launch, kind s
 		Detail: map[string]any{"replicas": replicas}, IP: actor.IP, Via: actor.Via})
 }
 
-// TemplateSaver stores template versions.
+// TemplateSaver stores template versions from seed files.
 type TemplateSaver interface {
-	SaveTemplateVersion(ctx context.Context, t store.TemplateVersion) (store.TemplateVersion, bool, error)
+	SeedTemplateVersion(ctx context.Context, t store.TemplateVersion) (store.TemplateVersion, bool, error)
 }
 
-// SeedTemplates stores every template in dir as a new version when its
-// content changed; the same content keeps its version. It returns how many
-// versions were created.
+// SeedTemplates stores every template in dir as a new published version
+// when its file changed since it was last seeded; the same content keeps
+// its version, and versions admins saved in the portal since are kept. It
+// returns how many versions were created.
 func SeedTemplates(ctx context.Context, st TemplateSaver, dir string) (int, error) {
 	ts, err := catalog.LoadDir(dir)
 	if err != nil {
@@ -141,7 +142,7 @@ func SeedTemplates(ctx context.Context, st TemplateSaver, dir string) (int, erro
 			return n, fmt.Errorf("seed template %s: %w", t.Name, err)
 		}
 		sum := sha256.Sum256(spec)
-		_, created, err := st.SaveTemplateVersion(ctx, store.TemplateVersion{
+		_, created, err := st.SeedTemplateVersion(ctx, store.TemplateVersion{
 			Name: t.Name, Kind: string(t.Kind), Title: t.Title, Spec: spec, Digest: hex.EncodeToString(sum[:]), CreatedBy: audit.SystemActor,
 		})
 		if err != nil {

@@ -47,6 +47,9 @@ func (r Rules) CheckImage(image string) string {
 	if !strings.Contains(repo, "/") || !strings.ContainsAny(strings.SplitN(repo, "/", 2)[0], ".:") {
 		return fmt.Sprintf("The image %s does not name its registry; write it in full, like nvcr.io/nvidia/pytorch:24.12-py3.", image)
 	}
+	if len(r.Registries) == 0 {
+		return fmt.Sprintf("The image %s is not allowed: the image registry allowlist is empty. Ask the Gantry admins to add its registry.", image)
+	}
 	if !slices.ContainsFunc(r.Registries, func(allowed string) bool {
 		allowed = strings.TrimSuffix(allowed, "/")
 		return repo == allowed || strings.HasPrefix(repo, allowed+"/")
@@ -148,7 +151,12 @@ func (r Rules) checkPod(errs catalog.FieldErrors, what string, spec *corev1.PodS
 		if sc.Privileged != nil && *sc.Privileged {
 			errs.Add("privileged:"+cwhat, fmt.Sprintf("The %s may not run privileged.", cwhat))
 		}
-		if !podNonRoot && (sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot) {
+		// A container's own setting overrides the pod's.
+		nonRoot := podNonRoot
+		if sc.RunAsNonRoot != nil {
+			nonRoot = *sc.RunAsNonRoot
+		}
+		if !nonRoot {
 			errs.Add("nonroot:"+cwhat, fmt.Sprintf("The %s must run as a non-root user.", cwhat))
 		}
 		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
@@ -157,7 +165,7 @@ func (r Rules) checkPod(errs catalog.FieldErrors, what string, spec *corev1.PodS
 		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
 			errs.Add("caps:"+cwhat, fmt.Sprintf("The %s must drop all Linux capabilities and add none.", cwhat))
 		}
-		if !podSeccomp && (sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault) {
+		if sc.SeccompProfile != nil && sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || !podSeccomp && sc.SeccompProfile == nil {
 			errs.Add("seccomp:"+cwhat, fmt.Sprintf("The %s must use the RuntimeDefault seccomp profile.", cwhat))
 		}
 		for name, req := range c.Resources.Requests {

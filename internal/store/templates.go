@@ -23,6 +23,10 @@ type TemplateVersion struct {
 	CreatedBy string
 	CreatedAt time.Time
 	RetiredAt *time.Time
+	// Draft versions are not offered to researchers until published.
+	Draft       bool
+	PublishedBy string
+	PublishedAt *time.Time
 }
 
 // TableName maps TemplateVersion to the templates table.
@@ -50,6 +54,10 @@ func (s *Store) SaveTemplateVersion(ctx context.Context, t TemplateVersion) (sav
 		default:
 			t.Version = latest.Version + 1
 		}
+		if !t.Draft && t.PublishedAt == nil {
+			now := time.Now().UTC()
+			t.PublishedAt, t.PublishedBy = &now, t.CreatedBy
+		}
 		if err := tx.Omit("id", "created_at", "retired_at").Create(&t).Error; err != nil {
 			return err
 		}
@@ -62,11 +70,11 @@ func (s *Store) SaveTemplateVersion(ctx context.Context, t TemplateVersion) (sav
 	return saved, created, nil
 }
 
-// LatestTemplates returns the newest version of every template that is not
-// retired, ordered by name.
+// LatestTemplates returns the newest published version of every template
+// that is not retired, ordered by name.
 func (s *Store) LatestTemplates(ctx context.Context) ([]TemplateVersion, error) {
 	var ts []TemplateVersion
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT ON (name) * FROM templates ORDER BY name, version DESC`).Scan(&ts).Error
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT ON (name) * FROM templates WHERE NOT draft ORDER BY name, version DESC`).Scan(&ts).Error
 	if err != nil {
 		return nil, fmt.Errorf("list latest templates: %w", err)
 	}
@@ -80,11 +88,13 @@ func (s *Store) LatestTemplates(ctx context.Context) ([]TemplateVersion, error) 
 }
 
 // TemplateVersionOf returns the given version of a template; version 0
-// means the latest. It returns ErrNotFound when there is none.
+// means the latest published one. It returns ErrNotFound when there is none.
 func (s *Store) TemplateVersionOf(ctx context.Context, name string, version int) (TemplateVersion, error) {
 	q := s.db.WithContext(ctx).Where("name = ?", name)
 	if version > 0 {
 		q = q.Where("version = ?", version)
+	} else {
+		q = q.Where("NOT draft")
 	}
 	var t TemplateVersion
 	if err := q.Order("version DESC").Take(&t).Error; err != nil {

@@ -1,0 +1,69 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/views"
+)
+
+// adminPricesList shows every price, past, current and future, with the form.
+func (h *handler) adminPricesList(c *gin.Context) {
+	h.renderAdminPrices(c, http.StatusOK, views.PriceFormValues{EffectiveFrom: todayUTC(h.Now())}, nil)
+}
+
+func (h *handler) renderAdminPrices(c *gin.Context, status int, form views.PriceFormValues, problems []string) {
+	ctx := c.Request.Context()
+	prices, err := h.Catalog.Prices(ctx)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	now := h.Now()
+	p := views.AdminPricesProps{Form: form, Problems: problems}
+	seen := map[string]bool{}
+	addFlavor := func(flavor, resource string) {
+		key := flavor + "|" + resource
+		if !seen[key] {
+			seen[key] = true
+			p.Flavors = append(p.Flavors, views.Option{Value: key, Label: flavor + " · " + resource})
+		}
+	}
+	if h.Quota != nil {
+		flavors, err := h.Quota.Board.Flavors()
+		if err != nil {
+			h.Log.WarnContext(ctx, "list flavors", "err", err)
+		}
+		for _, f := range flavors {
+			for _, r := range f.Resources {
+				addFlavor(f.Flavor, r)
+			}
+		}
+	}
+	current := map[string]bool{}
+	for _, pr := range prices { // newest effective date first per flavor and resource
+		key := pr.Flavor + "|" + pr.Resource
+		addFlavor(pr.Flavor, pr.Resource)
+		state := "past"
+		switch {
+		case pr.EffectiveFrom.After(now):
+			state = "future"
+		case !current[key]:
+			state, current[key] = "current", true
+		}
+		p.Prices = append(p.Prices, views.PriceRow{Flavor: pr.Flavor, Resource: pr.Resource, USDPerHour: pr.USDPerHour,
+			EffectiveFrom: pr.EffectiveFrom, State: state, SetBy: pr.SetBy})
+	}
+	slices.SortStableFunc(p.Flavors, func(a, b views.Option) int {
+		if a.Value < b.Value {
+			return -1
+		}
+		if a.Value > b.Value {
+			return 1
+		}
+		return 0
+	})
+	h.render(c, status, views.AdminPricesPage(h.nav(c, "prices"), p))
+}
