@@ -82,6 +82,9 @@ type JobProps struct {
 	Actions                           []JobAction
 	// Scale is set for endpoints: the replica range and current value.
 	Scale *ScaleForm
+	// Queue is why it waits, what it uses and what it costs; nil when the
+	// portal has no status service.
+	Queue *JobQueueStatus
 }
 
 // ScaleForm scales an endpoint within its range.

@@ -28,7 +28,17 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), h.jobProps(c, rec, st)))
+	p := h.jobProps(c, rec, st)
+	if h.Status != nil {
+		q, err := h.jobQueueOf(c.Request.Context(), rec)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		qp := jobQueueProps(q)
+		p.Queue = &qp
+	}
+	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
 }
 
 // jobStatusFragment is the status part of the job page, for the refresh script.

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/config"
+	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/leader"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/web"
+)
+
+// startNodeCache starts the one Node informer the quota board and the
+// cluster page share.
+func startNodeCache(ctx context.Context, clients *kube.Clients, log *slog.Logger) *kube.NodeCache {
+	nodes := kube.NewNodeCache(clients.Kube, 0)
+	nodes.Start(ctx)
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := nodes.WaitForSync(syncCtx); err != nil {
+		log.Warn("node cache not synced yet", "err", err)
+	}
+	return nodes
+}
+
+// startStatus wires queue, GPU and cost status: prices seeded at start, the
+// cost ledger loop on the leading replica, and eviction/deletion hooks on
+// every replica. Ledger rows are keyed by workload UID and admission time
+// and inserted with ON CONFLICT DO NOTHING, so replicas never double-count.
+func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, jobs *kube.JobCache,
+	nodes *kube.NodeCache, db *store.Store, loops *leader.Loops, log *slog.Logger) (*web.StatusDeps, error) {
+	pricesFile := cfg.SeedPrices
+	if pricesFile == "" && cfg.SeedTeams != "" {
+		beside := filepath.Join(filepath.Dir(cfg.SeedTeams), "prices.yaml")
+		if _, err := os.Stat(beside); err == nil {
+			pricesFile = beside
+		}
+	}
+	if pricesFile != "" {
+		n, err := cost.SeedPrices(ctx, db, pricesFile)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("prices seeded", "file", pricesFile, "prices", n)
+	}
+	deps := &web.StatusDeps{
+		Reader: queue.StatusReader{Queues: cache, Workloads: jobs, Positions: queue.VisibilityPositions{Client: clients.Kueue}},
+		Jobs:   jobs,
+		Costs:  db,
+		Pools:  poolReader{cache, nodes},
+	}
+	ledger := &cost.Ledger{Store: db, Workloads: jobs, Log: log}
+	if cfg.PrometheusURL != "" {
+		m, err := gpu.New(cfg.PrometheusURL)
+		if err != nil {
+			return nil, err
+		}
+		deps.GPU = m
+		ledger.Utilization = m
+	}
+	if err := jobs.OnWorkloadChange(func(old, new *kueue.Workload) {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ledger.Observe(wctx, old, new)
+	}); err != nil {
+		return nil, err
+	}
+	loops.Add("cost-ledger", func(ctx context.Context) {
+		syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := jobs.WaitForSync(syncCtx)
+		cancel()
+		if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
+			log.Warn("cost ledger: job cache not synced yet", "err", err)
+		}
+		ledger.Run(ctx, cfg.LedgerInterval)
+	})
+	return deps, nil
+}
+
+// poolReader joins the ResourceFlavors of the Kueue cache with the nodes
+// of the Node cache.
+type poolReader struct {
+	*kube.Cache
+	*kube.NodeCache
+}

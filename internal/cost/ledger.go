@@ -1,0 +1,191 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// LedgerStore is the database side of the ledger.
+type LedgerStore interface {
+	PriceAt(ctx context.Context, flavor, resource string, t time.Time) (store.GPUPrice, error)
+	RecordRun(ctx context.Context, r store.LedgerRow) (bool, error)
+	RecordedRunKeys(ctx context.Context, keys []string) (map[string]bool, error)
+}
+
+// WorkloadSource is the informer cache of Workloads.
+type WorkloadSource interface {
+	AllWorkloads() ([]*kueue.Workload, error)
+}
+
+// UtilizationSource measures the mean GPU utilization (0-100) of a job's
+// pods over a time range; ok is false when there are no samples.
+type UtilizationSource interface {
+	AverageUtilization(ctx context.Context, namespace, job string, from, to time.Time) (float64, bool, error)
+}
+
+// Ledger writes a ledger row for every run that ends. Each row's key is the
+// workload UID and admission time and rows are inserted with ON CONFLICT DO
+// NOTHING, so several replicas running the loop record each run once.
+type Ledger struct {
+	Store     LedgerStore
+	Workloads WorkloadSource
+	// Utilization may be nil; rows then have no utilization.
+	Utilization UtilizationSource
+	Log         *slog.Logger
+
+	mu   sync.Mutex
+	done map[string]bool // run keys known to be recorded
+}
+
+// Observe records runs that end between scans: evictions, deletions of
+// running workloads, and finished workloads deleted right away. Hook it to
+// the Workload informer.
+func (l *Ledger) Observe(ctx context.Context, old, new *kueue.Workload) {
+	var (
+		r  Run
+		ok bool
+	)
+	if new == nil {
+		r, ok = Deleted(old, time.Now())
+	} else {
+		r, ok = Evicted(old, new)
+	}
+	if !ok {
+		return
+	}
+	if err := l.record(ctx, r); err != nil {
+		l.Log.WarnContext(ctx, "cost ledger: record run", "workload", r.Namespace+"/"+r.Workload, "err", err)
+	}
+}
+
+// Scan records every finished workload in the cache that is not yet in the
+// ledger and returns how many rows it wrote.
+func (l *Ledger) Scan(ctx context.Context) (int, error) {
+	wls, err := l.Workloads.AllWorkloads()
+	if err != nil {
+		return 0, fmt.Errorf("cost ledger scan: %w", err)
+	}
+	var runs []Run
+	var keys []string
+	for _, wl := range wls {
+		r, ok := Finished(wl)
+		if !ok || l.known(r.Key()) {
+			continue
+		}
+		runs = append(runs, r)
+		keys = append(keys, r.Key())
+	}
+	if len(runs) == 0 {
+		return 0, nil
+	}
+	have, err := l.Store.RecordedRunKeys(ctx, keys)
+	if err != nil {
+		return 0, fmt.Errorf("cost ledger scan: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, r := range runs {
+		if have[r.Key()] {
+			l.markDone(r.Key())
+			continue
+		}
+		if err := l.record(ctx, r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// Run scans every interval until ctx ends.
+func (l *Ledger) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := l.Scan(ctx); err != nil {
+			l.Log.WarnContext(ctx, "cost ledger scan failed", "err", err)
+		} else if n > 0 {
+			l.Log.InfoContext(ctx, "cost ledger: runs recorded", "runs", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (l *Ledger) known(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done[key]
+}
+
+func (l *Ledger) markDone(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done == nil {
+		l.done = map[string]bool{}
+	}
+	l.done[key] = true
+}
+
+func (l *Ledger) record(ctx context.Context, r Run) error {
+	row, err := l.Row(ctx, r)
+	if err != nil {
+		return err
+	}
+	if _, err := l.Store.RecordRun(ctx, row); err != nil {
+		return err
+	}
+	l.markDone(r.Key())
+	return nil
+}
+
+// Row prices a run at the price in effect when it was admitted and
+// measures its utilization. A flavor without a price costs nothing, which
+// the team page shows as unpriced.
+func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
+	row := store.LedgerRow{
+		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: TeamOf(r.Namespace), Namespace: r.Namespace,
+		JobName: r.JobName, JobKind: r.JobKind, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
+		CreatedAt: r.Created, AdmittedAt: r.Admitted, EndedAt: r.Ended, Outcome: r.Outcome, Reason: r.Reason,
+		WaitSeconds: r.Wait().Seconds(), AllocatedGPUHours: r.GPUHours(),
+	}
+	if r.GPUs > 0 {
+		p, err := l.Store.PriceAt(ctx, r.Flavor, r.Resource, r.Admitted)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return store.LedgerRow{}, fmt.Errorf("price run of %s/%s: %w", r.Namespace, r.JobName, err)
+		default:
+			row.USDPerHour = p.USDPerHour
+			row.CostUSD = p.USDPerHour * row.AllocatedGPUHours
+		}
+		if l.Utilization != nil {
+			u, ok, err := l.Utilization.AverageUtilization(ctx, r.Namespace, r.JobName, r.Admitted, r.Ended)
+			if err != nil {
+				// The run is still recorded: cost does not depend on utilization.
+				l.Log.WarnContext(ctx, "cost ledger: no utilization", "job", r.Namespace+"/"+r.JobName, "err", err)
+			} else if ok {
+				row.AvgUtilization = &u
+			}
+		}
+	}
+	return row, nil
+}
+
+// TeamOf is the team owning a namespace named team-<name>.
+func TeamOf(namespace string) string {
+	return strings.TrimPrefix(namespace, "team-")
+}

@@ -1,0 +1,147 @@
+// Package gpu reads measured GPU use from Prometheus (DCGM exporter
+// metrics) and lays it out as server-drawn SVG charts.
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// DCGM metric names.
+const (
+	MetricUtil  = "DCGM_FI_DEV_GPU_UTIL"
+	MetricMem   = "DCGM_FI_DEV_FB_USED"
+	MetricPower = "DCGM_FI_DEV_POWER_USAGE"
+)
+
+// Metrics queries Prometheus.
+type Metrics struct {
+	api promv1.API
+}
+
+// New returns Metrics for the Prometheus at baseURL.
+func New(baseURL string) (*Metrics, error) {
+	c, err := api.NewClient(api.Config{Address: baseURL})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client for %s: %w", baseURL, err)
+	}
+	return &Metrics{api: promv1.NewAPI(c)}, nil
+}
+
+// Sample is one point of a series.
+type Sample struct {
+	At    time.Time
+	Value float64
+}
+
+// Usage is what a job's GPUs did: current values (mean over its GPUs) and
+// the utilization series over its life.
+type Usage struct {
+	// HasData is false when Prometheus has no samples for the job.
+	HasData     bool
+	Utilization float64 // percent
+	MemoryMiB   float64
+	PowerWatts  float64
+	Series      []Sample // utilization
+	// Idle is true when utilization stayed under IdleThreshold over the last IdleWindow.
+	Idle bool
+}
+
+// IdleThreshold and IdleWindow define the idle badge.
+const (
+	IdleThreshold = 10.0
+	IdleWindow    = 5 * time.Minute
+)
+
+// selector matches the series of a job's pods: Job pods are named
+// <job>-<suffix>, StatefulSet pods <name>-<ordinal>.
+func selector(metric, namespace, job string) string {
+	return fmt.Sprintf(`%s{namespace=%q,pod=~%q}`, metric, namespace, regexp.QuoteMeta(job)+"-.+")
+}
+
+// JobUsage returns the job's GPU usage from start (admission) to end (now
+// for a running job), with up to 120 points in the series.
+func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (Usage, error) {
+	var u Usage
+	if !end.After(start) {
+		return u, nil
+	}
+	cur := func(metric string) (float64, bool, error) {
+		return m.scalar(ctx, fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, namespace, job)), end)
+	}
+	var ok bool
+	var err error
+	if u.Utilization, ok, err = cur(MetricUtil); err != nil {
+		return Usage{}, err
+	}
+	u.HasData = ok
+	if u.MemoryMiB, _, err = cur(MetricMem); err != nil {
+		return Usage{}, err
+	}
+	if u.PowerWatts, _, err = cur(MetricPower); err != nil {
+		return Usage{}, err
+	}
+	step := max(end.Sub(start)/120, 5*time.Second)
+	val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, namespace, job)+")",
+		promv1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return Usage{}, fmt.Errorf("query GPU utilization of %s/%s: %w", namespace, job, err)
+	}
+	if mat, ok := val.(model.Matrix); ok && len(mat) > 0 {
+		for _, p := range mat[0].Values {
+			u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
+		}
+	}
+	if end.Sub(start) >= IdleWindow && u.HasData {
+		avg, ok, err := m.scalar(ctx, fmt.Sprintf("avg(avg_over_time(%s[%ds]))", selector(MetricUtil, namespace, job), int(IdleWindow.Seconds())), end)
+		if err != nil {
+			return Usage{}, err
+		}
+		u.Idle = ok && avg < IdleThreshold
+	}
+	return u, nil
+}
+
+// AverageUtilization is the mean GPU utilization of a job's pods from
+// start to end; ok is false without samples.
+func (m *Metrics) AverageUtilization(ctx context.Context, namespace, job string, start, end time.Time) (float64, bool, error) {
+	secs := int(end.Sub(start).Seconds())
+	if secs < 1 {
+		return 0, false, nil
+	}
+	return m.scalar(ctx, fmt.Sprintf("avg(avg_over_time(%s[%ds]))", selector(MetricUtil, namespace, job), secs), end)
+}
+
+// NodeUtilization is the mean current GPU utilization per node, keyed by
+// the Hostname label Prometheus adds to DCGM series.
+func (m *Metrics) NodeUtilization(ctx context.Context, at time.Time) (map[string]float64, error) {
+	val, _, _, err := m.api.Query(ctx, "avg by (Hostname) (last_over_time("+MetricUtil+"[1m]))", at)
+	if err != nil {
+		return nil, fmt.Errorf("query GPU utilization by node: %w", err)
+	}
+	out := map[string]float64{}
+	if vec, ok := val.(model.Vector); ok {
+		for _, s := range vec {
+			out[string(s.Metric["Hostname"])] = float64(s.Value)
+		}
+	}
+	return out, nil
+}
+
+func (m *Metrics) scalar(ctx context.Context, q string, at time.Time) (float64, bool, error) {
+	val, _, _, err := m.api.Query(ctx, q, at)
+	if err != nil {
+		return 0, false, fmt.Errorf("query %s: %w", q, err)
+	}
+	vec, ok := val.(model.Vector)
+	if !ok || len(vec) == 0 {
+		return 0, false, nil
+	}
+	return float64(vec[0].Value), true, nil
+}

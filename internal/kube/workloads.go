@@ -1,0 +1,95 @@
+package kube
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// NamespaceWorkloads returns the Kueue Workloads of a namespace (a team's
+// namespace is team-<name>) from the job cache, sorted by name.
+func (c *JobCache) NamespaceWorkloads(namespace string) ([]*kueue.Workload, error) {
+	if !c.workloads.HasSynced() {
+		return nil, ErrNotSynced
+	}
+	objs, err := c.workloads.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("list workloads of %s from cache: %w", namespace, err)
+	}
+	return sortedByName[*kueue.Workload](objs), nil
+}
+
+// AllWorkloads returns every Workload in the cache, for the cost ledger loop
+// and the cluster page.
+func (c *JobCache) AllWorkloads() ([]*kueue.Workload, error) {
+	if !c.workloads.HasSynced() {
+		return nil, ErrNotSynced
+	}
+	return sortedByName[*kueue.Workload](c.workloads.GetIndexer().List()), nil
+}
+
+// WorkloadByUID finds a Workload by UID, for naming who preempted a job. It
+// scans the cache, which is only done for preempted jobs.
+func (c *JobCache) WorkloadByUID(uid string) (*kueue.Workload, bool) {
+	for _, o := range c.workloads.GetIndexer().List() {
+		if wl, ok := o.(*kueue.Workload); ok && string(wl.UID) == uid {
+			return wl, true
+		}
+	}
+	return nil, false
+}
+
+// OnWorkloadChange calls fn with the old and new object of every Workload
+// update and with the last known object of every deletion (new is nil), so
+// the cost ledger sees runs that end between its scans.
+func (c *JobCache) OnWorkloadChange(fn func(old, new *kueue.Workload)) error {
+	_, err := c.workloads.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*kueue.Workload)
+			n, ok2 := newObj.(*kueue.Workload)
+			if ok1 && ok2 {
+				fn(o, n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if wl, ok := obj.(*kueue.Workload); ok {
+				fn(wl, nil)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watch workloads: %w", err)
+	}
+	return nil
+}
+
+// LocalQueues returns every LocalQueue in the cache, sorted by namespace and name.
+func (c *Cache) LocalQueues() []*kueue.LocalQueue {
+	return sortedByName[*kueue.LocalQueue](c.localQueues.GetIndexer().List())
+}
+
+// FlavorNodes returns the names of the nodes a ResourceFlavor selects, sorted.
+func (c *NodeCache) FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error) {
+	if !c.nodes.HasSynced() {
+		return nil, ErrNotSynced
+	}
+	if len(rf.Spec.NodeLabels) == 0 {
+		return nil, nil
+	}
+	nodes, err := c.lister.List(labels.SelectorFromSet(rf.Spec.NodeLabels))
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
+	}
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out, nil
+}

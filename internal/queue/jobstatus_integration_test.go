@@ -1,0 +1,160 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/kube"
+)
+
+const h100 = "h100-sxm-ib-training"
+
+// statusEnv is a throwaway team with 8 H100 GPUs in a cohort of its own and
+// the caches and reader the portal uses.
+type statusEnv struct {
+	env    *stacktest.Env
+	team   string
+	ns     string
+	jobs   *kube.JobCache
+	reader StatusReader
+}
+
+func newStatusEnv(t *testing.T) statusEnv {
+	t.Helper()
+	env := stacktest.Stack(t)
+	team := env.Team(t, stacktest.TeamSpec{Quotas: map[string]corev1.ResourceList{
+		h100: {"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("32"), "memory": resource.MustParse("128Gi")},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	clients, err := kube.NewClients(env.RESTConfig)
+	require.NoError(t, err)
+	queues, err := kube.NewCache(clients.Kueue, 0)
+	require.NoError(t, err)
+	jobs, err := kube.NewJobCache(clients.Kube, clients.Kueue, 0)
+	require.NoError(t, err)
+	queues.Start(ctx)
+	jobs.Start(ctx)
+	require.NoError(t, queues.WaitForSync(ctx))
+	require.NoError(t, jobs.WaitForSync(ctx))
+	return statusEnv{env: env, team: team.Name, ns: team.Namespace(), jobs: jobs,
+		reader: StatusReader{Queues: queues, Workloads: jobs, Positions: VisibilityPositions{Client: clients.Kueue}}}
+}
+
+// gpuJob is a training Job on the H100 pool asking for gpus GPUs.
+func (s statusEnv) gpuJob(t *testing.T, name string, gpus int, priority string, annotations map[string]string) *batchv1.Job {
+	t.Helper()
+	job := stacktest.CompliantJob(s.team, name, corev1.ResourceList{
+		"nvidia.com/gpu": resource.MustParse(fmt.Sprint(gpus)), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi"),
+	})
+	job.Labels[catalog.LabelPriorityClass] = priority
+	job.Spec.Template.Labels[catalog.LabelPriorityClass] = priority
+	job.Spec.Template.Spec.NodeSelector = map[string]string{catalog.LabelPool: h100}
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	job.Spec.Template.Annotations = annotations
+	job.Spec.BackoffLimit = ptr.To[int32](0)
+	created, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(context.Background(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return created
+}
+
+func (s statusEnv) status(t require.TestingT, name string) JobStatus {
+	wls, err := s.jobs.WorkloadsOwnedBy(s.ns, "Job", name)
+	require.NoError(t, err)
+	pods, err := s.jobs.Pods(s.ns, name)
+	require.NoError(t, err)
+	return s.reader.JobStatus(context.Background(), StatusInput{Workloads: wls, Pods: pods, Now: time.Now()})
+}
+
+var long = map[string]string{"gantry.dev/simulate-duration": "10m"}
+
+func TestPendingJobShowsPositionAndShortfall(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "big", 8, "training", long)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, PhaseRunning, s.status(c, "big").Phase)
+	}, time.Minute, 250*time.Millisecond)
+	s.gpuJob(t, "first", 4, "batch", long)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NotNil(c, s.status(c, "first").Pending)
+	}, 30*time.Second, 250*time.Millisecond)
+	s.gpuJob(t, "second", 4, "batch", long)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.status(c, "second")
+		require.Equal(c, PhaseQueued, st.Phase)
+		require.NotNil(c, st.Pending)
+		p := st.Pending
+		assert.Equal(c, h100, p.Flavor)
+		assert.Equal(c, "nvidia.com/gpu", p.Resource)
+		assert.Equal(c, int64(4), p.Needed)
+		assert.Equal(c, int64(8), p.TeamNominal)
+		assert.Equal(c, int64(8), p.TeamUsed)
+		assert.Equal(c, 1, p.PositionCluster, "one job ahead in the ClusterQueue")
+		assert.Equal(c, 1, p.PositionLocal)
+		assert.Contains(c, p.Words, "waiting for 4 H100 GPUs: your team uses 8 of 8, the cohort has none to lend")
+		assert.Contains(c, p.Words, "1 job ahead")
+		assert.Contains(c, p.Raw, h100, "Kueue's own message names the flavor")
+		assert.Positive(c, st.Waited)
+	}, 30*time.Second, 250*time.Millisecond)
+	first := s.status(t, "first")
+	require.NotNil(t, first.Pending)
+	assert.Equal(t, 0, first.Pending.PositionCluster)
+	assert.Contains(t, first.Pending.Words, "next in line")
+}
+
+func TestPreemptedJobNamesPreemptor(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "low", 8, "batch", long)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, PhaseRunning, s.status(c, "low").Phase)
+	}, time.Minute, 250*time.Millisecond)
+	s.gpuJob(t, "urgent", 8, "inference", long)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.status(c, "low")
+		require.NotNil(c, st.Eviction)
+		assert.True(c, st.Eviction.Preempted)
+		assert.Equal(c, s.ns+"/urgent", st.Eviction.PreemptedBy)
+		var phases []string
+		for _, m := range st.Timeline {
+			phases = append(phases, m.Phase)
+		}
+		assert.Contains(c, phases, PhasePreempted)
+		assert.Contains(c, phases, PhaseAdmitted)
+	}, time.Minute, 250*time.Millisecond)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, PhaseRunning, s.status(c, "urgent").Phase)
+	}, time.Minute, 250*time.Millisecond)
+}
+
+func TestFailedJobShowsExitCodeAndReason(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "oom", 1, "batch", map[string]string{
+		"gantry.dev/simulate-duration": "2s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled",
+	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.status(c, "oom")
+		assert.Equal(c, PhaseFailed, st.Phase)
+		require.NotNil(c, st.Failure)
+		assert.Equal(c, int32(137), st.Failure.ExitCode)
+		assert.Equal(c, "OOMKilled", st.Failure.Reason)
+		assert.True(c, st.Failure.OOMKilled)
+		assert.Equal(c, "main", st.Failure.Container)
+		assert.Equal(c, int64(1), st.Allocation.Count)
+		assert.Equal(c, h100, st.Allocation.Flavor)
+		assert.NotEmpty(c, st.Allocation.Nodes)
+	}, time.Minute, 250*time.Millisecond)
+}

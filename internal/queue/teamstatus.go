@@ -1,0 +1,74 @@
+package queue
+
+import (
+	"fmt"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/kube"
+)
+
+// FlavorUse is a queue's quota of one resource in one flavor: its own
+// (nominal), what its workloads hold (used, of which borrowed beyond
+// nominal) and what it lends to the cohort now.
+type FlavorUse struct {
+	Flavor, Resource              string
+	Nominal, Used, Borrowed, Lent int64
+	Accelerator                   bool
+}
+
+// QueueSummary is one ClusterQueue with its quota and workload counts.
+type QueueSummary struct {
+	Team, ClusterQueue, Cohort string
+	Flavors                    []FlavorUse
+	Pending, Admitted          int
+	Active                     bool
+}
+
+// TeamQueue returns the team's ClusterQueue summary from the cache.
+func (r StatusReader) TeamQueue(team string) (QueueSummary, error) {
+	cq, err := r.Queues.ClusterQueue(ClusterQueueName(team))
+	if err != nil {
+		return QueueSummary{}, fmt.Errorf("team %s queue: %w", team, err)
+	}
+	return r.summary(team, cq, r.Queues.ClusterQueues()), nil
+}
+
+// AllQueues summarises every ClusterQueue, by name.
+func (r StatusReader) AllQueues() []QueueSummary {
+	all := r.Queues.ClusterQueues()
+	out := make([]QueueSummary, 0, len(all))
+	for _, cq := range all {
+		out = append(out, r.summary(cq.Labels[kube.TeamLabel], cq, all))
+	}
+	return out
+}
+
+func (r StatusReader) summary(team string, cq *kueue.ClusterQueue, all []*kueue.ClusterQueue) QueueSummary {
+	o := Overview(team, cq, nil)
+	s := QueueSummary{Team: team, ClusterQueue: cq.Name, Cohort: o.Cohort, Pending: o.Pending, Admitted: max(o.Admitted, o.Reserving), Active: o.Active}
+	for _, f := range o.Flavors {
+		s.Flavors = append(s.Flavors, FlavorUse{Flavor: f.Flavor, Resource: f.Resource, Nominal: f.Nominal, Used: f.Reserved,
+			Borrowed: f.Borrowed, Lent: lent(cq, all, f.Flavor, f.Resource), Accelerator: f.IsAccelerator()})
+	}
+	return s
+}
+
+// lent is the part of cq's unused quota that other queues of its cohort
+// borrow now: their borrowing, capped by what cq leaves unused.
+func lent(cq *kueue.ClusterQueue, all []*kueue.ClusterQueue, flavor, resource string) int64 {
+	if cq.Spec.CohortName == "" {
+		return 0
+	}
+	nominal, reserved := nominalAndReserved(cq, flavor, resource)
+	unused := max(0, nominal-reserved)
+	var borrowed int64
+	for _, o := range all {
+		if o.Name == cq.Name || o.Spec.CohortName != cq.Spec.CohortName {
+			continue
+		}
+		n, res := nominalAndReserved(o, flavor, resource)
+		borrowed += max(0, res-n)
+	}
+	return min(unused, borrowed)
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm/clause"
+)
+
+// LedgerRow is one ended run of a workload with the price it was charged at.
+type LedgerRow struct {
+	RunKey            string `gorm:"primaryKey"`
+	WorkloadUID       string
+	Team              string
+	Namespace         string
+	JobName           string
+	JobKind           string
+	Owner             string
+	Flavor            string
+	Resource          string
+	GPUs              int64 `gorm:"column:gpus"`
+	CreatedAt         time.Time
+	AdmittedAt        time.Time
+	EndedAt           time.Time
+	Outcome           string
+	Reason            string
+	WaitSeconds       float64
+	AllocatedGPUHours float64 `gorm:"column:allocated_gpu_hours"`
+	// AvgUtilization is the mean GPU utilization (0-100) over the run; nil
+	// when Prometheus had no samples.
+	AvgUtilization *float64
+	USDPerHour     float64
+	CostUSD        float64 `gorm:"column:cost_usd"`
+	RecordedAt     time.Time
+}
+
+// TableName is cost_ledger.
+func (LedgerRow) TableName() string { return "cost_ledger" }
+
+// RecordRun inserts the row unless a row with its run key exists; it
+// reports whether it inserted, so replicas racing on one run write it once.
+func (s *Store) RecordRun(ctx context.Context, r LedgerRow) (bool, error) {
+	if r.RecordedAt.IsZero() {
+		r.RecordedAt = time.Now().UTC()
+	}
+	res := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&r)
+	if res.Error != nil {
+		return false, fmt.Errorf("record run %s of %s/%s: %w", r.RunKey, r.Namespace, r.JobName, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// RecordedRunKeys returns which of keys are in the ledger.
+func (s *Store) RecordedRunKeys(ctx context.Context, keys []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	var found []string
+	if err := s.db.WithContext(ctx).Model(&LedgerRow{}).Where("run_key IN ?", keys).Pluck("run_key", &found).Error; err != nil {
+		return nil, fmt.Errorf("look up recorded runs: %w", err)
+	}
+	for _, k := range found {
+		out[k] = true
+	}
+	return out, nil
+}
+
+// LedgerRows returns the team's runs that ended in [from, to), oldest first.
+// An empty team means every team.
+func (s *Store) LedgerRows(ctx context.Context, team string, from, to time.Time) ([]LedgerRow, error) {
+	q := s.db.WithContext(ctx).Where("ended_at >= ? AND ended_at < ?", from, to)
+	if team != "" {
+		q = q.Where("team = ?", team)
+	}
+	var out []LedgerRow
+	if err := q.Order("ended_at, run_key").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list ledger of %q: %w", team, err)
+	}
+	return out, nil
+}
+
+// JobRuns returns the ledger rows of one job, oldest first.
+func (s *Store) JobRuns(ctx context.Context, namespace, job string) ([]LedgerRow, error) {
+	var out []LedgerRow
+	if err := s.db.WithContext(ctx).Where("namespace = ? AND job_name = ?", namespace, job).Order("ended_at").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list runs of %s/%s: %w", namespace, job, err)
+	}
+	return out, nil
+}
+
+// WaitPercentile is the p50 and p95 queue wait of a flavor's runs.
+type WaitPercentile struct {
+	Flavor   string
+	Runs     int64
+	P50, P95 float64 // seconds
+}
+
+// WaitPercentiles returns p50 and p95 of the wait before admission of the
+// team's runs admitted since from, per flavor. An empty team means all.
+func (s *Store) WaitPercentiles(ctx context.Context, team string, from time.Time) ([]WaitPercentile, error) {
+	var out []WaitPercentile
+	err := s.db.WithContext(ctx).Raw(`SELECT flavor, count(*) AS runs,
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_seconds) AS p50,
+			percentile_cont(0.95) WITHIN GROUP (ORDER BY wait_seconds) AS p95
+		FROM cost_ledger WHERE admitted_at >= ? AND (? = '' OR team = ?)
+		GROUP BY flavor ORDER BY flavor`, from, team, team).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("wait percentiles of %q: %w", team, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,237 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// jobQueue is everything the job status component shows.
+type jobQueue struct {
+	Team, Name string
+	Status     queue.JobStatus
+	// TypicalWait is the team's p50 wait for the flavor over the last week; 0 if unknown.
+	TypicalWait time.Duration
+	GPU         *gpu.Usage
+	// Ended runs from the ledger and the ongoing run, priced.
+	Runs    []store.LedgerRow
+	Ongoing *store.LedgerRow
+}
+
+// jobQueueStatus serves the job status component, for the refresh script
+// and for links from the job page.
+func (h *handler) jobQueueStatus(c *gin.Context) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	q, err := h.jobQueueOf(c.Request.Context(), rec)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.JobQueueStatusFragment(jobQueueProps(q)))
+}
+
+// jobQueueOf reads a job's queue, GPU and cost status.
+func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, error) {
+	now := h.Now()
+	ns := rec.Namespace
+	kind := catalog.Kind(rec.Kind)
+	pods, err := h.Status.Jobs.Pods(ns, rec.Name)
+	if err != nil {
+		return jobQueue{}, err
+	}
+	var wls []*kueue.Workload
+	if kind == catalog.KindTraining {
+		if wls, err = h.Status.Jobs.WorkloadsOwnedBy(ns, "Job", rec.Name); err != nil {
+			return jobQueue{}, err
+		}
+	} else {
+		for _, p := range pods {
+			owned, err := h.Status.Jobs.WorkloadsOwnedBy(ns, "Pod", p.Name)
+			if err != nil {
+				return jobQueue{}, err
+			}
+			wls = append(wls, owned...)
+		}
+	}
+	stopped := false
+	if kind == catalog.KindNotebook && h.Jobs != nil {
+		if st, err := h.Jobs.Status(rec.Team, rec.Name, kind); err == nil && st.Phase == launch.PhaseStopped {
+			stopped = true
+		}
+	}
+	q := jobQueue{Team: rec.Team, Name: rec.Name}
+	q.Status = h.Status.Reader.JobStatus(ctx, queue.StatusInput{Workloads: wls, Pods: pods, Stopped: stopped, Now: now})
+
+	if q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name); err != nil {
+		return jobQueue{}, err
+	}
+	pr, err := h.prices(ctx)
+	if err != nil {
+		return jobQueue{}, err
+	}
+	for _, wl := range wls {
+		if r, ok := cost.Ongoing(wl, now); ok {
+			row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
+				AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours(), USDPerHour: pr.of(r.Flavor, r.Resource)}
+			row.CostUSD = row.AllocatedGPUHours * row.USDPerHour
+			q.Ongoing = &row
+		}
+	}
+	flavor := q.Status.Allocation.Flavor
+	if q.Status.Pending != nil {
+		flavor = q.Status.Pending.Flavor
+	}
+	if flavor != "" {
+		ws, err := h.Status.Costs.WaitPercentiles(ctx, rec.Team, now.Add(-7*24*time.Hour))
+		if err != nil {
+			return jobQueue{}, err
+		}
+		for _, w := range ws {
+			if w.Flavor == flavor {
+				q.TypicalWait = secs(w.P50)
+			}
+		}
+	}
+	if h.Status.GPU != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
+		end := now
+		if !q.Status.EndedAt.IsZero() {
+			end = q.Status.EndedAt
+		}
+		u, err := h.Status.GPU.JobUsage(ctx, ns, rec.Name, q.Status.AdmittedAt, end)
+		if err != nil {
+			// A page without GPU figures beats no page while Prometheus is away.
+			h.Log.WarnContext(ctx, "GPU usage unavailable", "job", ns+"/"+rec.Name, "err", err)
+		} else {
+			q.GPU = &u
+		}
+	}
+	return q, nil
+}
+
+// percentile of values (0..1) by linear interpolation; 0 for none.
+func percentile(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	v := slices.Clone(values)
+	slices.Sort(v)
+	pos := p * float64(len(v)-1)
+	lo := int(pos)
+	if lo+1 >= len(v) {
+		return v[lo]
+	}
+	return v[lo] + (v[lo+1]-v[lo])*(pos-float64(lo))
+}
+
+func jobQueueProps(q jobQueue) views.JobQueueStatus {
+	st := q.Status
+	p := views.JobQueueStatus{URL: jobURL(q.Team, q.Name) + "/queue", Phase: st.Phase}
+	if st.Waited > 0 {
+		p.Waited = wait(st.Waited)
+	}
+	if q.TypicalWait > 0 {
+		p.TypicalWait = wait(q.TypicalWait)
+	}
+	if pe := st.Pending; pe != nil {
+		p.Pending = &views.PendingView{Words: pe.Words, Raw: pe.Raw}
+		if pe.PositionCluster >= 0 {
+			p.Pending.PositionLocal, p.Pending.PositionCluster = pe.PositionLocal+1, pe.PositionCluster+1
+		}
+	}
+	for _, m := range st.Timeline {
+		p.Timeline = append(p.Timeline, views.TimelineRow{At: stamp(m.At), Phase: m.Phase, Detail: m.Detail})
+	}
+	if a := st.Allocation; a.Flavor != "" {
+		p.Allocation = allocationWords(a)
+	}
+	if e := st.Eviction; e != nil {
+		p.Eviction = &views.EvictionView{At: stamp(e.At), Reason: e.Reason, Message: e.Message, PreemptedBy: e.PreemptedBy, Preempted: e.Preempted}
+	}
+	if f := st.Failure; f != nil {
+		p.Failure = &views.FailureView{Pod: f.Pod, Container: f.Container, Reason: f.Reason, Message: f.Message, ExitCode: f.ExitCode, OOMKilled: f.OOMKilled}
+	}
+	if u := q.GPU; u != nil {
+		g := &views.GPUView{HasData: u.HasData, Idle: u.Idle, Chart: lineChart(gpu.PercentChart(u.Series, gpu.IdleThreshold), "gpu-chart")}
+		if u.HasData {
+			g.Utilization = pct(u.Utilization)
+			g.Memory = mib(u.MemoryMiB)
+			g.Power = watts(u.PowerWatts)
+		}
+		p.GPU = g
+	}
+	rows := slices.Clone(q.Runs)
+	if q.Ongoing != nil {
+		rows = append(rows, *q.Ongoing)
+	}
+	if len(rows) > 0 {
+		s := cost.Summarize(rows, time.Time{}, time.Time{}, 0).Spend
+		last := rows[len(rows)-1]
+		cv := &views.CostView{Price: usd(last.USDPerHour) + " per " + unitOf(last.Resource) + "-hour",
+			AllocatedHours: hours(s.AllocatedGPUHours), UsefulHours: hours(s.UsefulGPUHours),
+			Cost: usd(s.CostUSD), IdleCost: usd(s.IdleCostUSD), Ended: q.Ongoing == nil}
+		if s.FailedCostUSD > 0 {
+			cv.Wasted = usd(s.FailedCostUSD)
+		}
+		p.Cost = cv
+	}
+	return p
+}
+
+func allocationWords(a queue.Allocation) string {
+	s := queue.Amount(a.Count, a.Flavor, a.Resource) + " in pool " + a.Flavor
+	if a.Count == 0 {
+		s = "no GPUs, pool " + a.Flavor
+	}
+	if a.MIG {
+		s += " (MIG slices, not whole GPUs)"
+	} else if a.Count > 0 {
+		s += " (whole GPUs)"
+	}
+	if len(a.Nodes) > 0 {
+		s += " on " + strings.Join(a.Nodes, ", ")
+	}
+	return s
+}
+
+func unitOf(resource string) string {
+	if strings.HasPrefix(resource, "nvidia.com/mig-") {
+		return "slice"
+	}
+	return "GPU"
+}
+
+func lineChart(c gpu.Chart, testID string) views.LineChart {
+	out := views.LineChart{Width: c.Width, Height: c.Height, Line: c.Line, Threshold: c.Threshold, Summary: c.Summary, TestID: testID}
+	for _, l := range c.YLabels {
+		out.YLabels = append(out.YLabels, views.AxisLabel{Pos: l.Pos, Text: l.Text})
+	}
+	for _, l := range c.XLabels {
+		out.XLabels = append(out.XLabels, views.AxisLabel{Pos: l.Pos, Text: l.Text})
+	}
+	return out
+}
+
+func barChart(c gpu.BarChart, testID string) views.BarChart {
+	out := views.BarChart{Width: c.Width, Height: c.Height, Summary: c.Summary, TestID: testID}
+	for _, b := range c.Bars {
+		out.Bars = append(out.Bars, views.ChartBar{Label: b.Label, Value: b.Value, Class: b.Class, X: b.X, Y: b.Y, W: b.W, H: b.H})
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// StatusDeps serve the queue, GPU and cost status of jobs, teams and the
+// cluster. Everything but the visibility positions and Prometheus is read
+// from informer caches and indexed ledger queries.
+type StatusDeps struct {
+	Reader queue.StatusReader
+	Jobs   StatusWorkloads
+	Costs  CostStore
+	// GPU may be nil when no Prometheus is configured.
+	GPU   GPUMetrics
+	Pools PoolReader
+}
+
+// StatusWorkloads is the part of the job cache the status pages read.
+type StatusWorkloads interface {
+	WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error)
+	Pods(namespace, instance string) ([]*corev1.Pod, error)
+	NamespaceWorkloads(namespace string) ([]*kueue.Workload, error)
+	AllWorkloads() ([]*kueue.Workload, error)
+}
+
+// CostStore is the ledger and price table.
+type CostStore interface {
+	LedgerRows(ctx context.Context, team string, from, to time.Time) ([]store.LedgerRow, error)
+	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
+	WaitPercentiles(ctx context.Context, team string, from time.Time) ([]store.WaitPercentile, error)
+	CurrentPrices(ctx context.Context, t time.Time) ([]store.GPUPrice, error)
+}
+
+// GPUMetrics reads DCGM metrics from Prometheus.
+type GPUMetrics interface {
+	JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error)
+	NodeUtilization(ctx context.Context, at time.Time) (map[string]float64, error)
+}
+
+// PoolReader reads node pools (ResourceFlavors) and their nodes from caches.
+type PoolReader interface {
+	ResourceFlavors() []*kueue.ResourceFlavor
+	FlavorCapacity(rf *kueue.ResourceFlavor) (corev1.ResourceList, error)
+	FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error)
+}
+
+// prices is the current price table keyed by flavor and resource.
+type prices map[[2]string]float64
+
+func (p prices) of(flavor, resource string) float64 { return p[[2]string{flavor, resource}] }
+
+func (h *handler) prices(ctx context.Context) (prices, error) {
+	ps, err := h.Status.Costs.CurrentPrices(ctx, h.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := prices{}
+	for _, p := range ps {
+		out[[2]string{p.Flavor, p.Resource}] = p.USDPerHour
+	}
+	return out, nil
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.2f", v) }
+
+func hours(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// wait says a duration in words a person reads at a glance.
+func wait(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm %02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.0f%%", v) }
+
+func mib(v float64) string { return fmt.Sprintf("%.1f GiB", v/1024) }
+
+func watts(v float64) string { return fmt.Sprintf("%.0f W", v) }

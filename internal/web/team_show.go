@@ -1,0 +1,211 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// topJobs is how many jobs the top lists show.
+const topJobs = 5
+
+// teamStatus is what the team page and GET /api/v1/teams/{team}/status show.
+type teamStatus struct {
+	Team  string
+	Queue queue.QueueSummary
+	// QueueErr is set when the cache could not answer (not synced yet).
+	QueueErr error
+	Waits    []waitStat
+	Month    cost.Report
+	// Running is what admitted, unfinished runs have cost so far.
+	Running cost.Spend
+}
+
+// waitStat is the wait before admission for one flavor.
+type waitStat struct {
+	Flavor                           string
+	DayRuns, WeekRuns                int
+	DayP50, DayP95, WeekP50, WeekP95 time.Duration
+}
+
+// teamHome sends the user to their first team's page.
+func (h *handler) teamHome(c *gin.Context) {
+	u, _ := auth.CurrentUser(c)
+	teams := teamNames(u)
+	if len(teams) == 0 {
+		h.fail(c, errPageNotFound)
+		return
+	}
+	c.Redirect(http.StatusFound, "/teams/"+teams[0])
+}
+
+// teamShow is a team's page: quota, queue, waits, GPU-hours and spend.
+func (h *handler) teamShow(c *gin.Context) {
+	u, _ := auth.CurrentUser(c)
+	team := c.Param("team")
+	if !canSeeTeam(u, team) {
+		h.fail(c, errNotYourTeam)
+		return
+	}
+	ts, err := h.teamStatusOf(c.Request.Context(), team)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), teamStatusProps(ts)))
+}
+
+func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, error) {
+	now := h.Now()
+	ts := teamStatus{Team: team}
+	ts.Queue, ts.QueueErr = h.Status.Reader.TeamQueue(team)
+	if ts.QueueErr != nil && !errors.Is(ts.QueueErr, kube.ErrNotSynced) && !errors.Is(ts.QueueErr, kube.ErrNotFound) {
+		return teamStatus{}, ts.QueueErr
+	}
+	from := cost.MonthStart(now)
+	if weekAgo := now.Add(-7 * 24 * time.Hour); weekAgo.Before(from) {
+		from = weekAgo
+	}
+	rows, err := h.Status.Costs.LedgerRows(ctx, team, from, now.Add(time.Second))
+	if err != nil {
+		return teamStatus{}, err
+	}
+	var month []store.LedgerRow
+	for _, r := range rows {
+		if !r.EndedAt.Before(cost.MonthStart(now)) {
+			month = append(month, r)
+		}
+	}
+	ts.Month = cost.Summarize(month, cost.MonthStart(now), now, topJobs)
+
+	// Waits of runs admitted in the last week: ended (ledger) and ongoing (cache).
+	type sample struct {
+		flavor   string
+		admitted time.Time
+		wait     float64
+	}
+	samples := make([]sample, 0, len(rows))
+	for _, r := range rows {
+		samples = append(samples, sample{r.Flavor, r.AdmittedAt, r.WaitSeconds})
+	}
+	pr, err := h.prices(ctx)
+	if err != nil {
+		return teamStatus{}, err
+	}
+	wls, err := h.Status.Jobs.NamespaceWorkloads("team-" + team)
+	if err != nil && !errors.Is(err, kube.ErrNotSynced) {
+		return teamStatus{}, err
+	}
+	samples = slices.Grow(samples, len(wls))
+	for _, wl := range wls {
+		r, ok := cost.Ongoing(wl, now)
+		if !ok {
+			continue
+		}
+		samples = append(samples, sample{r.Flavor, r.Admitted, r.Wait().Seconds()})
+		p := pr.of(r.Flavor, r.Resource)
+		ts.Running.Add(store.LedgerRow{AllocatedGPUHours: r.GPUHours(), USDPerHour: p, CostUSD: p * r.GPUHours(), Outcome: cost.OutcomeSucceeded})
+	}
+	byFlavor := map[string][2][]float64{}
+	for _, s := range samples {
+		if s.admitted.Before(now.Add(-7 * 24 * time.Hour)) {
+			continue
+		}
+		w := byFlavor[s.flavor]
+		w[1] = append(w[1], s.wait)
+		if !s.admitted.Before(now.Add(-24 * time.Hour)) {
+			w[0] = append(w[0], s.wait)
+		}
+		byFlavor[s.flavor] = w
+	}
+	for flavor, w := range byFlavor {
+		ts.Waits = append(ts.Waits, waitStat{Flavor: flavor, DayRuns: len(w[0]), WeekRuns: len(w[1]),
+			DayP50: secs(percentile(w[0], 0.5)), DayP95: secs(percentile(w[0], 0.95)),
+			WeekP50: secs(percentile(w[1], 0.5)), WeekP95: secs(percentile(w[1], 0.95))})
+	}
+	slices.SortFunc(ts.Waits, func(a, b waitStat) int { return strings.Compare(a.Flavor, b.Flavor) })
+	return ts, nil
+}
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func teamStatusProps(ts teamStatus) views.TeamStatusProps {
+	p := views.TeamStatusProps{Team: ts.Team, Pending: ts.Queue.Pending, Admitted: ts.Queue.Admitted,
+		LedgerCSV: "/teams/" + ts.Team + "/ledger.csv", MonthLabel: ts.Month.From.Format("January 2006"),
+		Spend: spendView(ts.Month.Spend), Running: spendView(ts.Running), Unpriced: ts.Month.Unpriced}
+	switch {
+	case errors.Is(ts.QueueErr, kube.ErrNotSynced):
+		p.Error = "The portal is still reading the cluster; quota and queue figures appear in a moment. Reload the page."
+	case ts.QueueErr != nil:
+		p.Error = "This team has no ClusterQueue, so it has no quota."
+	}
+	p.Quota = quotaRows(ts.Queue)
+	for _, w := range ts.Waits {
+		p.Waits = append(p.Waits, views.WaitRow{Flavor: w.Flavor, DayRuns: w.DayRuns, WeekRuns: w.WeekRuns,
+			DayP50: waitOrDash(w.DayP50, w.DayRuns), DayP95: waitOrDash(w.DayP95, w.DayRuns),
+			WeekP50: waitOrDash(w.WeekP50, w.WeekRuns), WeekP95: waitOrDash(w.WeekP95, w.WeekRuns)})
+	}
+	s := ts.Month.Spend
+	p.Hours = barChart(gpu.Bars([]string{"allocated", "useful", "idle"},
+		[]float64{s.AllocatedGPUHours, s.UsefulGPUHours, s.IdleGPUHours},
+		[]string{"chart-allocated", "chart-useful", "chart-idle"}, func(v float64) string { return hours(v) + " GPU-h" }), "hours-chart")
+	p.SpendChart = barChart(gpu.Bars([]string{"spend", "failed", "idle"},
+		[]float64{s.CostUSD, s.FailedCostUSD, s.IdleCostUSD},
+		[]string{"chart-allocated", "chart-failed", "chart-idle"}, usd), "spend-chart")
+	p.TopByCost = jobCostRows(ts.Month.TopByCost)
+	p.TopByIdle = jobCostRows(ts.Month.TopByIdle)
+	return p
+}
+
+func quotaRows(q queue.QueueSummary) []views.QuotaUseRow {
+	var out []views.QuotaUseRow
+	for _, f := range q.Flavors {
+		if !f.Accelerator {
+			continue
+		}
+		out = append(out, views.QuotaUseRow{Queue: q.ClusterQueue, Flavor: f.Flavor, Resource: f.Resource,
+			Nominal: strconv.FormatInt(f.Nominal, 10), Used: strconv.FormatInt(f.Used, 10),
+			Borrowed: strconv.FormatInt(f.Borrowed, 10), Lent: strconv.FormatInt(f.Lent, 10)})
+	}
+	return out
+}
+
+func waitOrDash(d time.Duration, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return wait(d)
+}
+
+func spendView(s cost.Spend) views.SpendView {
+	v := views.SpendView{Runs: s.Runs, SucceededRuns: s.SucceededRuns, FailedRuns: s.FailedRuns,
+		AllocatedHours: hours(s.AllocatedGPUHours), UsefulHours: hours(s.UsefulGPUHours), IdleHours: hours(s.IdleGPUHours),
+		Cost: usd(s.CostUSD), FailedCost: usd(s.FailedCostUSD), IdleCost: usd(s.IdleCostUSD), CostPerSuccess: "–"}
+	if s.SucceededRuns > 0 {
+		v.CostPerSuccess = usd(s.CostPerSuccessUSD)
+	}
+	return v
+}
+
+func jobCostRows(js []cost.JobCost) []views.JobCostRow {
+	out := make([]views.JobCostRow, 0, len(js))
+	for _, j := range js {
+		out = append(out, views.JobCostRow{Team: j.Team, Job: j.Job, Flavor: j.Flavor, Runs: j.Runs,
+			GPUHours: hours(j.GPUHours), Cost: usd(j.CostUSD), Idle: usd(j.IdleUSD)})
+	}
+	return out
+}

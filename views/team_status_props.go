@@ -1,0 +1,76 @@
+package views
+
+// TeamStatusProps is a team's page: quota, queue, waits, GPU-hours and spend.
+type TeamStatusProps struct {
+	Team, DisplayName string
+	// Error explains why cluster figures are missing (cache not synced).
+	Error             string
+	Quota             []QuotaUseRow
+	Pending, Admitted int
+	Waits             []WaitRow
+	Hours             BarChart
+	SpendChart        BarChart
+	Spend             SpendView
+	Running           SpendView
+	TopByCost         []JobCostRow
+	TopByIdle         []JobCostRow
+	// Unpriced counts runs on flavors without a price.
+	Unpriced   int
+	LedgerCSV  string
+	StatusURL  string
+	MonthLabel string
+}
+
+// QuotaUseRow is one flavor's quota of a queue.
+type QuotaUseRow struct {
+	Queue, Flavor, Resource       string
+	Nominal, Used, Borrowed, Lent string
+}
+
+// WaitRow is the queue wait of a flavor over the last day and week.
+type WaitRow struct {
+	Flavor                           string
+	DayRuns, WeekRuns                int
+	DayP50, DayP95, WeekP50, WeekP95 string
+}
+
+// SpendView is spend in words and numbers.
+type SpendView struct {
+	Runs, SucceededRuns, FailedRuns            int
+	AllocatedHours, UsefulHours, IdleHours     string
+	Cost, FailedCost, IdleCost, CostPerSuccess string
+}
+
+// JobCostRow is one job in a top list.
+type JobCostRow struct {
+	Team, Job, Flavor, GPUHours, Cost, Idle string
+	Runs                                    int
+}
+
+// ClusterProps is the admin's cluster page.
+type ClusterProps struct {
+	Error      string
+	Pools      []PoolRow
+	Queues     []QuotaUseRow
+	Counts     []QueueCountRow
+	Teams      []TeamSpendRow
+	MonthLabel string
+}
+
+// PoolRow is a node pool's capacity, allocation and utilization.
+type PoolRow struct {
+	Pool, Resource, Capacity, Allocated, Utilization string
+	Nodes                                            int
+}
+
+// QueueCountRow is a queue's workload counts.
+type QueueCountRow struct {
+	Queue, Team, Cohort string
+	Pending, Admitted   int
+}
+
+// TeamSpendRow is one team's month-to-date figures.
+type TeamSpendRow struct {
+	Team string
+	SpendView
+}
