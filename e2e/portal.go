@@ -53,6 +53,17 @@ type Portal struct {
 	Stack *stacktest.Env
 
 	logPath string
+	proc    *portalProcess
+}
+
+// portalProcess is the running gantry process; ended is set once a test
+// stopped or killed it on purpose, so clean-up does not stop it again.
+type portalProcess struct {
+	cmd    *exec.Cmd
+	exited chan error
+	mu     sync.Mutex
+	ended  bool
+	err    error
 }
 
 // PortalOption changes the environment a portal is started with.
@@ -63,11 +74,26 @@ func WithEnv(name, value string) PortalOption {
 	return func(env map[string]string) { env[name] = value }
 }
 
+// WithDatabase points the portal at an existing database instead of a
+// fresh one, so several portals can share it (replicas).
+func WithDatabase(dsn string) PortalOption {
+	return WithEnv("GANTRY_DATABASE_URL", dsn)
+}
+
 // StartPortal builds the portal (once per test binary), starts it on a free
 // loopback port with a fresh database and the local stack, and waits until
 // /healthz answers. The process is stopped when the test ends; its log is
 // printed if the test failed.
 func StartPortal(t *testing.T, opts ...PortalOption) *Portal {
+	t.Helper()
+	p := LaunchPortal(t, opts...)
+	p.WaitHealthy(t)
+	return p
+}
+
+// LaunchPortal is StartPortal without waiting for /healthz, so a test can
+// start several portals at once; call WaitHealthy on each.
+func LaunchPortal(t *testing.T, opts ...PortalOption) *Portal {
 	t.Helper()
 	stack := stacktest.Stack(t)
 	root := stack.Layout.Root
@@ -75,7 +101,14 @@ func StartPortal(t *testing.T, opts ...PortalOption) *Portal {
 	if err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
-	dsn := stacktest.Postgres(t)
+	chosen := map[string]string{}
+	for _, opt := range opts {
+		opt(chosen)
+	}
+	dsn := chosen["GANTRY_DATABASE_URL"]
+	if dsn == "" {
+		dsn = stacktest.Postgres(t)
+	}
 	port, err := freePort()
 	if err != nil {
 		t.Fatalf("e2e: %v", err)
@@ -106,6 +139,63 @@ func StartPortal(t *testing.T, opts ...PortalOption) *Portal {
 	return p
 }
 
+// WaitHealthy waits until the portal's /healthz answers, failing the test
+// if it does not within the start-up timeout.
+func (p *Portal) WaitHealthy(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), portalStartTimeout)
+	defer cancel()
+	if err := p.waitHealthy(ctx, p.proc.exited); err != nil {
+		t.Fatalf("e2e: portal on %s did not become healthy: %v", p.URL, err)
+	}
+}
+
+// Kill ends the portal with SIGKILL, as a crashed node would: nothing is
+// drained and no Lease is released.
+func (p *Portal) Kill(t *testing.T) {
+	t.Helper()
+	pr := p.proc
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.ended {
+		return
+	}
+	if err := pr.cmd.Process.Kill(); err != nil {
+		t.Fatalf("e2e: kill portal: %v", err)
+	}
+	pr.err = <-pr.exited
+	pr.ended = true
+}
+
+// Terminate sends SIGTERM and returns at once; Wait collects the exit.
+func (p *Portal) Terminate(t *testing.T) {
+	t.Helper()
+	if err := p.proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("e2e: signal portal: %v", err)
+	}
+}
+
+// Wait waits for the portal to exit (after Terminate) and returns how it
+// exited; the test fails if that takes longer than the stop timeout.
+func (p *Portal) Wait(t *testing.T) error {
+	t.Helper()
+	pr := p.proc
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.ended {
+		return pr.err
+	}
+	select {
+	case pr.err = <-pr.exited:
+	case <-time.After(portalStopTimeout):
+		_ = pr.cmd.Process.Kill()
+		pr.err = <-pr.exited
+		t.Errorf("e2e: portal did not stop within %s of SIGTERM; killed", portalStopTimeout)
+	}
+	pr.ended = true
+	return pr.err
+}
+
 func (p *Portal) start(t *testing.T, bin string, env map[string]string) {
 	t.Helper()
 	logFile, err := os.Create(p.logPath)
@@ -125,18 +215,18 @@ func (p *Portal) start(t *testing.T, bin string, env map[string]string) {
 		exited <- cmd.Wait()
 		logFile.Close()
 	}()
+	p.proc = &portalProcess{cmd: cmd, exited: exited}
 	t.Cleanup(func() {
-		p.stop(t, cmd, exited)
+		p.proc.mu.Lock()
+		ended := p.proc.ended
+		p.proc.mu.Unlock()
+		if !ended {
+			p.stop(t, cmd, exited)
+		}
 		if t.Failed() {
 			p.dumpLog(t)
 		}
 	})
-
-	ctx, cancel := context.WithTimeout(context.Background(), portalStartTimeout)
-	defer cancel()
-	if err := p.waitHealthy(ctx, exited); err != nil {
-		t.Fatalf("e2e: portal on %s did not become healthy: %v", p.URL, err)
-	}
 }
 
 // stop asks the portal to shut down gracefully and fails the test if it does not.

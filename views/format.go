@@ -22,7 +22,9 @@ func navItems(nav Nav) []navItem {
 	items := []navItem{
 		{Key: "home", Label: "Home", Href: "/"},
 		{Key: "jobs", Label: "Jobs", Href: "/jobs"},
+		{Key: "launch", Label: "Launch", Href: "/launch"},
 		{Key: "quota-requests", Label: "Quota requests", Href: "/quota-requests"},
+		{Key: "team", Label: "Team", Href: "/team"},
 	}
 	if nav.User.IsLead || nav.User.IsAdmin {
 		items = append(items, navItem{Key: "approvals", Label: "Approvals", Href: "/approvals", Badge: nav.PendingApprovals})
@@ -32,6 +34,7 @@ func navItems(nav Nav) []navItem {
 			navItem{Key: "templates", Label: "Templates", Href: "/admin/templates"},
 			navItem{Key: "teams", Label: "Teams", Href: "/admin/teams"},
 			navItem{Key: "prices", Label: "Prices", Href: "/admin/prices"},
+			navItem{Key: "allowlist", Label: "Images", Href: "/admin/allowlist"},
 			navItem{Key: "audit", Label: "Audit log", Href: "/admin/audit"},
 			navItem{Key: "cluster", Label: "Cluster", Href: "/admin/cluster"},
 		)

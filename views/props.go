@@ -34,6 +34,8 @@ type Nav struct {
 	Active string
 	// PendingApprovals is the badge on the Approvals item for leads and admins.
 	PendingApprovals int
+	// UnreadNotifications is the count beside the notifications link.
+	UnreadNotifications int
 }
 
 // NavUser is the signed-in user as the frame shows them.

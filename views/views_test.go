@@ -54,7 +54,7 @@ var (
 )
 
 func TestLayoutNavigationPerRole(t *testing.T) {
-	researcher := []string{"nav-home", "nav-jobs", "nav-quota-requests"}
+	researcher := []string{"nav-home", "nav-jobs", "nav-launch", "nav-quota-requests", "nav-team"}
 	cases := map[string]struct {
 		user      *NavUser
 		pending   int
@@ -73,7 +73,7 @@ func TestLayoutNavigationPerRole(t *testing.T) {
 		"admin gets administration pages": {
 			user: erin, pending: 1, wantBadge: "1 pending",
 			wantNav: append(append([]string{}, researcher...), "nav-approvals",
-				"nav-templates", "nav-teams", "nav-prices", "nav-audit", "nav-cluster"),
+				"nav-templates", "nav-teams", "nav-prices", "nav-allowlist", "nav-audit", "nav-cluster"),
 		},
 	}
 	for name, tc := range cases {

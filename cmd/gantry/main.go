@@ -19,8 +19,12 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/config"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/leader"
+	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/web"
@@ -70,6 +74,31 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		log.Info("teams seeded", "file", cfg.SeedTeams, "teams", n)
 	}
 
+	if cfg.SeedTemplates != "" {
+		n, err := launch.SeedTemplates(ctx, db, cfg.SeedTemplates)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			if err := auditLog.Record(ctx, audit.Event{Actor: audit.SystemActor, Action: launch.ActionTemplatesSeeded, Target: cfg.SeedTemplates,
+				Detail: map[string]any{"new_versions": n}, Via: audit.ViaSystem}); err != nil {
+				return err
+			}
+		}
+		log.Info("templates seeded", "dir", cfg.SeedTemplates, "new_versions", n)
+	}
+
+	// The configured allowlist counts on the first start only; then the
+	// admins' table is the truth.
+	if seeded, err := db.SeedImageAllowlist(ctx, cfg.ImageRegistries, audit.SystemActor); err != nil {
+		return err
+	} else if seeded {
+		if err := auditLog.Record(ctx, audit.Event{Actor: audit.SystemActor, Action: catalogadmin.ActionAllowlistUpdate, Target: "image-allowlist",
+			Detail: map[string]any{"after": cfg.ImageRegistries, "seeded": true}, Via: audit.ViaSystem}); err != nil {
+			return err
+		}
+	}
+
 	oidcRP, err := discover(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -97,6 +126,24 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	cancelSync()
 	overviews = queue.NewReader(cache)
+	// Background loops run on the replica holding the leader Lease.
+	loops := &leader.Loops{}
+	nodes := startNodeCache(ctx, clients, log)
+	quotaDeps, err := startQuota(ctx, cfg, clients, cache, nodes, db, auditLog, loops, log)
+	if err != nil {
+		return err
+	}
+	jobCache, err := kube.NewJobCache(clients.Kube, clients.Kueue, 0)
+	if err != nil {
+		return err
+	}
+	statusDeps, err := startStatus(ctx, cfg, clients, cache, jobCache, nodes, db, loops, log)
+	if err != nil {
+		return err
+	}
+	jobCache.Start(ctx)
+	launcher := &launch.Service{Base: restCfg, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
+	jobReader := launch.Reader{Templates: db, Records: db, Jobs: jobCache}
 	ready = append(ready, web.APIServerCheck(clients.Kube.Discovery()))
 
 	sessions := auth.NewSessionManager(db.SQL(), auth.SessionOptions{
@@ -107,6 +154,25 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	le := cfg.LeaderElection
+	elector, err := leader.New(leader.Config{
+		Enabled: le.Enabled, Namespace: le.Namespace, Name: le.Name, Identity: leader.Identity(le.PodName),
+		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
+	}, clients.Kube, log)
+	if err != nil {
+		return err
+	}
+	registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gantry_leader",
+		Help: "1 while this replica holds the leader Lease and runs the background loops.",
+	}, func() float64 {
+		if elector.Leading() {
+			return 1
+		}
+		return 0
+	}))
+	electorDone := make(chan error, 1)
+	go func() { electorDone <- elector.Run(ctx, loops) }()
 
 	gin.SetMode(gin.ReleaseMode)
 	handler, err := web.NewHandler(web.Deps{
@@ -125,6 +191,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		},
 		Audit:     auditLog,
 		Overviews: overviews,
+		Quota:     quotaDeps,
+		Launcher:  launcher,
+		Jobs:      jobReader,
+		Status:    statusDeps,
+		Catalog:   &catalogadmin.Admin{Store: db, Audit: auditLog},
 		Ready:     ready,
 		Static:    static.FS,
 		Registry:  registry,
@@ -155,6 +226,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("drain connections: %w", err)
+	}
+	// The loops stop and the Lease is released, so another replica leads at once.
+	if err := <-electorDone; err != nil {
+		return err
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", cfg.Listen, err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/config"
@@ -20,14 +19,7 @@ import (
 // expiry loop. The loop runs on the leading replica (loops); each grant is
 // also reverted in its own transaction with its row locked (FOR UPDATE SKIP
 // LOCKED), so even overlapping leaders never revert a grant twice.
-func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, db *store.Store, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*web.QuotaDeps, error) {
-	nodes := kube.NewNodeCache(clients.Kube, 0)
-	nodes.Start(ctx)
-	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	if err := nodes.WaitForSync(syncCtx); err != nil {
-		log.Warn("node cache not synced yet", "err", err)
-	}
-	cancel()
+func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, nodes *kube.NodeCache, db *store.Store, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*web.QuotaDeps, error) {
 	waits := kube.NewWaitCache(clients.Kueue, 0)
 	waits.Start(ctx) // wait times fill in once it has listed; pages do not block on it
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -38,12 +39,46 @@ type Config struct {
 	AdminGroups []string
 	// SeedTeams is an optional teams.yaml upserted into the database at start (development).
 	SeedTeams string
+	// SeedTemplates is an optional directory of template YAML files stored as
+	// template versions at start; unchanged files keep their version.
+	SeedTemplates string
+	// SeedPrices is an optional prices.yaml of GPU prices stored at start;
+	// empty means prices.yaml beside SeedTeams, if there is one.
+	SeedPrices string
+	// LedgerInterval is how often ended runs are written to the cost ledger.
+	LedgerInterval time.Duration
+	// ImageRegistries seeds the image allowlist (registry hosts or path
+	// prefixes) on the first start; then admins edit it in the portal.
+	ImageRegistries []string
+	// Cohort is the Kueue cohort the ClusterQueues of teams made in the portal join.
+	Cohort string
+	// QuotaExpiryInterval is how often expired quota grants are looked for.
+	QuotaExpiryInterval time.Duration
 	// SessionIdleTimeout ends a session after this long without a request.
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session this long after login, active or not.
 	SessionLifetime time.Duration
 	// LogLevel is the minimum level of structured logs.
 	LogLevel slog.Level
+	// LeaderElection runs background loops on one replica at a time.
+	LeaderElection LeaderElection
+}
+
+// LeaderElection says which Lease replicas compete for to run the
+// background loops (see internal/leader).
+type LeaderElection struct {
+	// Enabled is off by default: a single process runs its loops itself.
+	Enabled bool
+	// Namespace and Name identify the Lease; Namespace defaults to the
+	// pod's namespace (POD_NAMESPACE).
+	Namespace string
+	Name      string
+	// PodName identifies the replica (POD_NAME, else the hostname).
+	PodName string
+	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's timings.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 }
 
 // SecureCookies reports whether cookies must carry the Secure attribute,
@@ -68,7 +103,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	var (
 		cfg                                 Config
 		publicURL, scopes, admins, logLevel string
+		registries                          string
 		idle, lifetime                      string
+		expiry                              string
+		ledgerInterval                      string
+		leaseDuration, renewDeadline, retry string
 	)
 	fs.StringVar(&cfg.Listen, "listen", env("GANTRY_LISTEN", "127.0.0.1:8080"), "HTTP listen address")
 	fs.StringVar(&publicURL, "public-url", env("GANTRY_PUBLIC_URL", ""), "public base URL (default http://<listen>)")
@@ -82,8 +121,22 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", env("GANTRY_PROMETHEUS_URL", ""), "Prometheus base URL")
 	fs.StringVar(&admins, "admin-groups", env("GANTRY_ADMIN_GROUPS", "gantry-admins"), "comma-separated admin IdP groups")
 	fs.StringVar(&cfg.SeedTeams, "seed-teams", env("GANTRY_SEED_TEAMS", ""), "teams.yaml to upsert at start (development)")
+	fs.StringVar(&cfg.SeedTemplates, "seed-templates", env("GANTRY_SEED_TEMPLATES", ""), "directory of template YAML files to store at start")
+	fs.StringVar(&cfg.SeedPrices, "seed-prices", env("GANTRY_SEED_PRICES", ""), "prices.yaml of GPU prices to store at start")
+	fs.StringVar(&ledgerInterval, "ledger-interval", env("GANTRY_LEDGER_INTERVAL", "10s"), "how often ended runs are written to the cost ledger")
+	fs.StringVar(&registries, "image-registries", env("GANTRY_IMAGE_REGISTRIES", "nvcr.io,quay.io/jupyter,docker.io/vllm"), "comma-separated allowed image registries")
+	fs.StringVar(&cfg.Cohort, "cohort", env("GANTRY_COHORT", "gantry"), "Kueue cohort of new teams' ClusterQueues")
+	fs.StringVar(&expiry, "quota-expiry-interval", env("GANTRY_QUOTA_EXPIRY_INTERVAL", "30s"), "how often to revert ended quota grants")
 	fs.StringVar(&idle, "session-idle-timeout", env("GANTRY_SESSION_IDLE_TIMEOUT", "30m"), "session idle timeout")
 	fs.StringVar(&lifetime, "session-lifetime", env("GANTRY_SESSION_LIFETIME", "12h"), "absolute session lifetime")
+	leaderDefault, leaderEnvErr := strconv.ParseBool(env("GANTRY_LEADER_ELECTION", "false"))
+	fs.BoolVar(&cfg.LeaderElection.Enabled, "leader-election", leaderDefault, "run background loops on one replica at a time (Lease)")
+	fs.StringVar(&cfg.LeaderElection.Namespace, "leader-election-namespace", env("GANTRY_LEADER_ELECTION_NAMESPACE", env("POD_NAMESPACE", "default")), "namespace of the leader election Lease")
+	fs.StringVar(&cfg.LeaderElection.Name, "leader-election-name", env("GANTRY_LEADER_ELECTION_NAME", "gantry"), "name of the leader election Lease")
+	fs.StringVar(&leaseDuration, "leader-election-lease-duration", env("GANTRY_LEADER_ELECTION_LEASE_DURATION", "15s"), "how long a Lease holds without renewal")
+	fs.StringVar(&renewDeadline, "leader-election-renew-deadline", env("GANTRY_LEADER_ELECTION_RENEW_DEADLINE", "10s"), "how long the leader retries renewing before it stops leading")
+	fs.StringVar(&retry, "leader-election-retry-period", env("GANTRY_LEADER_ELECTION_RETRY_PERIOD", "2s"), "wait between attempts to acquire or renew the Lease")
+	cfg.LeaderElection.PodName = getenv("POD_NAME")
 	fs.StringVar(&logLevel, "log-level", env("GANTRY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -104,15 +157,41 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 
 	var errs []error
+	if leaderEnvErr != nil {
+		errs = append(errs, fmt.Errorf("GANTRY_LEADER_ELECTION must be true or false: %w", leaderEnvErr))
+	}
 	cfg.OIDCScopes = splitList(scopes)
 	cfg.AdminGroups = splitList(admins)
+	cfg.ImageRegistries = splitList(registries)
 
 	var err error
 	if cfg.SessionIdleTimeout, err = parsePositiveDuration(idle); err != nil {
 		errs = append(errs, fmt.Errorf("session idle timeout: %w", err))
 	}
+	if cfg.QuotaExpiryInterval, err = parsePositiveDuration(expiry); err != nil {
+		errs = append(errs, fmt.Errorf("quota expiry interval: %w", err))
+	}
+	if cfg.LedgerInterval, err = parsePositiveDuration(ledgerInterval); err != nil {
+		errs = append(errs, fmt.Errorf("ledger interval: %w", err))
+	}
 	if cfg.SessionLifetime, err = parsePositiveDuration(lifetime); err != nil {
 		errs = append(errs, fmt.Errorf("session lifetime: %w", err))
+	}
+	for _, d := range []struct {
+		name string
+		raw  string
+		dst  *time.Duration
+	}{
+		{"leader election lease duration", leaseDuration, &cfg.LeaderElection.LeaseDuration},
+		{"leader election renew deadline", renewDeadline, &cfg.LeaderElection.RenewDeadline},
+		{"leader election retry period", retry, &cfg.LeaderElection.RetryPeriod},
+	} {
+		if *d.dst, err = parsePositiveDuration(d.raw); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
+		}
+	}
+	if le := cfg.LeaderElection; le.Enabled && (le.RenewDeadline >= le.LeaseDuration || le.RetryPeriod >= le.RenewDeadline) {
+		errs = append(errs, errors.New("leader election needs lease duration > renew deadline > retry period"))
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		errs = append(errs, fmt.Errorf("log level %q: %w", logLevel, err))

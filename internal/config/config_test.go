@@ -67,6 +67,10 @@ func TestLoadInvalid(t *testing.T) {
 		"bad log level":        {args: []string{"--log-level", "loud"}, wantErr: "log level"},
 		"bad listen":           {args: []string{"--listen", "nope"}, wantErr: "listen address"},
 		"stray argument":       {args: []string{"extra"}, wantErr: "unexpected arguments"},
+		"leader flag not bool": {env: map[string]string{"GANTRY_LEADER_ELECTION": "sometimes"}, wantErr: "GANTRY_LEADER_ELECTION must be true or false"},
+		"lease shorter than renew": {env: map[string]string{"GANTRY_LEADER_ELECTION": "true", "GANTRY_LEADER_ELECTION_LEASE_DURATION": "5s"},
+			wantErr: "lease duration > renew deadline"},
+		"bad retry period": {env: map[string]string{"GANTRY_LEADER_ELECTION_RETRY_PERIOD": "0s"}, wantErr: "leader election retry period"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -87,4 +91,24 @@ func TestLoadHelpListsFlags(t *testing.T) {
 	assert.Contains(t, err.Error(), "-oidc-issuer")
 	assert.NotContains(t, err.Error(), "secret\"", "secrets are not shown as defaults")
 	assert.NotContains(t, err.Error(), "postgres://")
+}
+
+func TestLoadLeaderElection(t *testing.T) {
+	cfg, err := Load(nil, envFrom(baseEnv()))
+	require.NoError(t, err)
+	assert.Equal(t, LeaderElection{Namespace: "default", Name: "gantry", LeaseDuration: 15 * time.Second,
+		RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}, cfg.LeaderElection, "off by default: one process runs its loops")
+
+	env := baseEnv()
+	env["GANTRY_LEADER_ELECTION"] = "true"
+	env["POD_NAMESPACE"] = "gantry-system"
+	env["POD_NAME"] = "gantry-7d9f-abc"
+	env["GANTRY_LEADER_ELECTION_NAME"] = "gantry-leader"
+	env["GANTRY_LEADER_ELECTION_LEASE_DURATION"] = "4s"
+	env["GANTRY_LEADER_ELECTION_RENEW_DEADLINE"] = "3s"
+	env["GANTRY_LEADER_ELECTION_RETRY_PERIOD"] = "500ms"
+	cfg, err = Load(nil, envFrom(env))
+	require.NoError(t, err)
+	assert.Equal(t, LeaderElection{Enabled: true, Namespace: "gantry-system", Name: "gantry-leader", PodName: "gantry-7d9f-abc",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}, cfg.LeaderElection)
 }

@@ -10,7 +10,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -33,6 +39,15 @@ const signInAgain = " Go back to the home page to sign in again."
 // describe is the one mapping from errors to status codes and words.
 func describe(err error) problem {
 	var expired *oidc.TokenExpiredError
+	var quotaDenied *quota.DeniedError
+	var quotaInvalid *quota.ValidationError
+	var teamInvalid *teamadmin.ValidationError
+	var catalogInvalid *catalogadmin.ValidationError
+	var publishRefused *catalogadmin.PolicyError
+	var forbidden *launch.ForbiddenError
+	var collision *launch.CollisionError
+	var scale *launch.ScaleError
+	var fields catalog.FieldErrors
 	switch {
 	case errors.Is(err, errCSRF):
 		return problem{http.StatusForbidden, "Request refused",
@@ -64,8 +79,38 @@ func describe(err error) problem {
 	case errors.Is(err, auth.ErrInvalidToken):
 		return problem{http.StatusUnauthorized, "Not signed in",
 			"Sign in, or send a valid personal API token as \"Authorization: Bearer gty_…\". The token may be unknown, expired or revoked."}
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, errPageNotFound):
+	case errors.As(err, &forbidden):
+		return problem{http.StatusForbidden, "Not allowed", forbidden.Error()}
+	case errors.As(err, &collision):
+		return problem{http.StatusConflict, "Name already taken", collision.Error()}
+	case errors.As(err, &scale):
+		return problem{http.StatusUnprocessableEntity, "Not scaled", scale.Error()}
+	case errors.As(err, &fields):
+		return problem{http.StatusUnprocessableEntity, "Check your input", fields.Error()}
+	case errors.Is(err, launch.ErrNotSupported):
+		return problem{http.StatusBadRequest, "Not possible for this job", "This action does not apply to this kind of job."}
+	case errors.Is(err, kube.ErrNotSynced):
+		return problem{http.StatusServiceUnavailable, "Still starting", "The portal is still reading the cluster. Try again in a few seconds."}
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, errPageNotFound), errors.Is(err, kube.ErrNotFound), errors.Is(err, errNotYourTeam):
 		return problem{http.StatusNotFound, "Not found", "There is nothing here. It may have been removed, or the link is wrong."}
+	case errors.As(err, &quotaDenied):
+		return problem{http.StatusForbidden, "Not allowed", quotaDenied.Reason}
+	case errors.As(err, &quotaInvalid):
+		return problem{http.StatusUnprocessableEntity, "Check your input", quotaInvalid.Error()}
+	case errors.As(err, &catalogInvalid):
+		return problem{http.StatusUnprocessableEntity, "Check your input", catalogInvalid.Error()}
+	case errors.As(err, &publishRefused):
+		return problem{http.StatusUnprocessableEntity, "Not published", publishRefused.Error()}
+	case errors.As(err, &teamInvalid):
+		return problem{http.StatusUnprocessableEntity, "Check your input", teamInvalid.Error()}
+	case errors.Is(err, errNotAdmin):
+		return problem{http.StatusForbidden, "Admins only", "Only Gantry admins can open this page."}
+	case errors.Is(err, errQuotaOff):
+		return problem{http.StatusNotFound, "Not available", "Quota requests are not set up on this portal."}
+	case errors.Is(err, kube.ErrForbidden):
+		return problem{http.StatusForbidden, "Refused by the cluster", "Kubernetes refused this change: your role does not allow it."}
+	case errors.Is(err, kube.ErrConflict):
+		return problem{http.StatusConflict, "Changed meanwhile", "Someone changed this at the same time. Reload the page and try again."}
 	case errors.Is(err, errMethodNotAllowed):
 		return problem{http.StatusMethodNotAllowed, "Not allowed", "This page does not accept that kind of request."}
 	default:

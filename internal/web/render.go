@@ -29,6 +29,7 @@ func (h *handler) nav(c *gin.Context, active string) views.Nav {
 	n := views.Nav{Active: active, CSRFToken: csrf.Token(c.Request)}
 	if u, ok := auth.CurrentUser(c); ok {
 		n.User = navUser(u)
+		n.PendingApprovals, n.UnreadNotifications = h.navBadges(c, u)
 	}
 	n.Flash = h.popFlashes(c)
 	return n

@@ -64,7 +64,19 @@ type Deps struct {
 	Auth      *auth.Authenticator
 	Audit     *audit.Log
 	Overviews TeamOverviews
-	Ready     []ReadinessCheck
+	// Quota serves quota requests, approvals, notifications, team admin and
+	// the audit log; nil leaves those pages out.
+	Quota *QuotaDeps
+	// Launcher and Jobs serve launching and job pages; nil disables them.
+	Launcher Launcher
+	Jobs     JobReader
+	// Status serves queue, GPU and cost status (team and cluster pages,
+	// the job status component, /api/v1 status); nil leaves them out.
+	Status *StatusDeps
+	// Catalog serves the admin pages for templates, prices and the image
+	// allowlist; nil leaves them out.
+	Catalog CatalogAdmin
+	Ready   []ReadinessCheck
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
 
@@ -121,9 +133,78 @@ func NewHandler(d Deps) (http.Handler, error) {
 	signedIn.GET("/profile", h.profile)
 	signedIn.POST("/profile/tokens", h.tokenCreate)
 	signedIn.POST("/profile/tokens/:id/revoke", h.tokenRevoke)
+	quotaPages := signedIn.Group("/", h.quotaOn)
+	quotaPages.GET("/quota-requests", h.quotaList)
+	quotaPages.POST("/quota-requests", h.quotaCreate)
+	quotaPages.POST("/quota-requests/:id/withdraw", h.quotaWithdraw)
+	quotaPages.GET("/approvals", h.approvalsList)
+	quotaPages.POST("/approvals/:id/decide", h.approvalsDecide)
+	quotaPages.GET("/notifications", h.notificationsList)
+	quotaPages.POST("/notifications/read", h.notificationsRead)
+	adminPages := quotaPages.Group("/admin", h.adminOnly)
+	adminPages.GET("/teams", h.teamsAdminList)
+	adminPages.POST("/teams", h.teamsAdminCreate)
+	adminPages.GET("/teams/:name", h.teamsAdminEdit)
+	adminPages.POST("/teams/:name", h.teamsAdminUpdate)
+	adminPages.POST("/teams/:name/retire", h.teamsAdminRetire)
+	adminPages.GET("/audit", h.auditList)
+	if d.Launcher != nil && d.Jobs != nil {
+		signedIn.GET("/launch", h.templatesList)
+		signedIn.GET("/launch/:template", h.launchForm)
+		signedIn.POST("/launch/:template", h.launchSubmit)
+		signedIn.GET("/jobs", h.jobsList)
+		signedIn.GET("/teams/:team/jobs/:name", h.jobShow)
+		signedIn.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
+		signedIn.POST("/teams/:team/jobs/:name/stop", h.jobStop)
+		signedIn.POST("/teams/:team/jobs/:name/resume", h.jobResume)
+		signedIn.POST("/teams/:team/jobs/:name/delete", h.jobDelete)
+		signedIn.POST("/teams/:team/jobs/:name/scale", h.jobScale)
+	}
+	if d.Status != nil {
+		signedIn.GET("/team", h.teamHome)
+		signedIn.GET("/teams/:team", h.teamShow)
+		signedIn.GET("/teams/:team/ledger.csv", h.teamLedgerCSV)
+		signedIn.GET("/admin/cluster", h.adminOnly, h.clusterShow)
+		if d.Jobs != nil {
+			signedIn.GET("/teams/:team/jobs/:name/queue", h.jobQueueStatus)
+		}
+	}
+
+	if d.Catalog != nil {
+		catalogPages := signedIn.Group("/admin", h.adminOnly)
+		catalogPages.GET("/templates", h.adminTemplatesList)
+		catalogPages.GET("/templates/new", h.adminTemplatesNew)
+		catalogPages.POST("/templates", h.adminTemplatesSave)
+		catalogPages.POST("/templates/preview", h.adminTemplatesPreview)
+		catalogPages.POST("/templates/import", h.adminTemplatesImport)
+		catalogPages.GET("/templates/:name", h.adminTemplatesShow)
+		catalogPages.GET("/templates/:name/diff", h.adminTemplatesDiff)
+		catalogPages.GET("/templates/:name/export", h.adminTemplatesExport)
+		catalogPages.POST("/templates/:name/publish", h.adminTemplatesPublish)
+		catalogPages.POST("/templates/:name/retire", h.adminTemplatesRetire)
+		catalogPages.POST("/templates/:name/duplicate", h.adminTemplatesDuplicate)
+		catalogPages.GET("/prices", h.adminPricesList)
+		catalogPages.POST("/prices", h.adminPricesSet)
+		catalogPages.GET("/allowlist", h.adminAllowlistShow)
+		catalogPages.POST("/allowlist", h.adminAllowlistUpdate)
+	}
 
 	api := r.Group("/api/v1", h.apiMiddleware()...)
 	api.GET("/me", h.apiMe)
+	if d.Launcher != nil && d.Jobs != nil {
+		api.GET("/templates", h.apiTemplates)
+		api.POST("/teams/:team/jobs", h.apiJobCreate)
+		api.GET("/teams/:team/jobs/:name", h.apiJobGet)
+		api.DELETE("/teams/:team/jobs/:name", h.apiJobDelete)
+	}
+	if d.Status != nil {
+		api.GET("/teams/:team/status", h.apiTeamStatus)
+		api.GET("/teams/:team/ledger", h.apiTeamLedger)
+		api.GET("/cluster/status", h.apiClusterStatus)
+		if d.Jobs != nil {
+			api.GET("/teams/:team/jobs/:name/status", h.apiJobStatus)
+		}
+	}
 	return r, nil
 }
 
