@@ -4,9 +4,11 @@
 SHELL := /bin/bash
 GO ?= go
 GANTRY_DEV := $(GO) run ./cmd/gantry-dev
-# Integration and end-to-end tests share one local stack; two test binaries
-# at a time is what two cores sustain.
-TEST_FLAGS ?= -p 2 -timeout 25m
+# Integration and end-to-end tests share one local stack, and its simulated
+# GPUs are finite (two H100 nodes): packages whose tests hold 8-GPU jobs
+# would starve each other when run side by side, so test binaries run one
+# at a time.
+TEST_FLAGS ?= -p 1 -timeout 25m
 
 .PHONY: run test unit lint helm-lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local
 
