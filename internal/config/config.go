@@ -50,6 +50,9 @@ type Config struct {
 	// ImageRegistries seeds the image allowlist (registry hosts or path
 	// prefixes) on the first start; then admins edit it in the portal.
 	ImageRegistries []string
+	// SystemNamespace holds the portal's cluster-wide objects, such as the
+	// image allowlist ConfigMap the admission policy reads.
+	SystemNamespace string
 	// Cohort is the Kueue cohort the ClusterQueues of teams made in the portal join.
 	Cohort string
 	// QuotaExpiryInterval is how often expired quota grants are looked for.
@@ -63,6 +66,10 @@ type Config struct {
 	// LeaderElection runs background loops on one replica at a time.
 	LeaderElection LeaderElection
 }
+
+// DefaultImageRegistries is the image allowlist a fresh install starts
+// with (GANTRY_IMAGE_REGISTRIES), comma-separated.
+const DefaultImageRegistries = "nvcr.io,quay.io/jupyter,docker.io/vllm"
 
 // LeaderElection says which Lease replicas compete for to run the
 // background loops (see internal/leader).
@@ -124,7 +131,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&cfg.SeedTemplates, "seed-templates", env("GANTRY_SEED_TEMPLATES", ""), "directory of template YAML files to store at start")
 	fs.StringVar(&cfg.SeedPrices, "seed-prices", env("GANTRY_SEED_PRICES", ""), "prices.yaml of GPU prices to store at start")
 	fs.StringVar(&ledgerInterval, "ledger-interval", env("GANTRY_LEDGER_INTERVAL", "10s"), "how often ended runs are written to the cost ledger")
-	fs.StringVar(&registries, "image-registries", env("GANTRY_IMAGE_REGISTRIES", "nvcr.io,quay.io/jupyter,docker.io/vllm"), "comma-separated allowed image registries")
+	fs.StringVar(&registries, "image-registries", env("GANTRY_IMAGE_REGISTRIES", DefaultImageRegistries), "comma-separated allowed image registries")
+	fs.StringVar(&cfg.SystemNamespace, "system-namespace", env("GANTRY_SYSTEM_NAMESPACE", "gantry-system"), "namespace of the image allowlist ConfigMap the admission policy reads")
 	fs.StringVar(&cfg.Cohort, "cohort", env("GANTRY_COHORT", "gantry"), "Kueue cohort of new teams' ClusterQueues")
 	fs.StringVar(&expiry, "quota-expiry-interval", env("GANTRY_QUOTA_EXPIRY_INTERVAL", "30s"), "how often to revert ended quota grants")
 	fs.StringVar(&idle, "session-idle-timeout", env("GANTRY_SESSION_IDLE_TIMEOUT", "30m"), "session idle timeout")

@@ -7,14 +7,17 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-dev/gantry/internal/config"
 )
 
 // bootstrapComponent applies the cluster's shared objects: ClusterRoles,
-// WorkloadPriorityClasses, the admission policies of deploy/policies, one
+// WorkloadPriorityClasses, the image allowlist ConfigMap (only if missing), the admission policies of deploy/policies, one
 // ResourceFlavor per pool and every team of teams.yaml. Server-side apply makes it cheap to repeat on every up, so
 // edits to the data files take effect without a restart.
 func bootstrapComponent() component {
@@ -34,6 +37,10 @@ func bootstrap(ctx context.Context, s *Stack) error {
 		if err := a.applyFile(ctx, s.layout.Deploy("local", "cluster", f)); err != nil {
 			return err
 		}
+	}
+	// The image policy fails closed without its allowlist: create it first.
+	if err := seedImageAllowlist(ctx, a); err != nil {
+		return err
 	}
 	policies, err := applyPolicies(ctx, a, s.layout.Deploy("policies"))
 	if err != nil {
@@ -69,6 +76,34 @@ func bootstrap(ctx context.Context, s *Stack) error {
 		}
 	}
 	s.progress("    %d pools, %d teams in cohort %s, %d admission policy files", len(pools), len(teams.Teams), teams.Cohort, policies)
+	return nil
+}
+
+// The namespace and ConfigMap the gantry-image-allowlist admission policy
+// reads (GANTRY_SYSTEM_NAMESPACE's default, catalogadmin.AllowlistConfigMap).
+const (
+	systemNamespace    = "gantry-system"
+	allowlistConfigMap = "gantry-image-allowlist"
+)
+
+// seedImageAllowlist creates the system namespace and, unless it exists,
+// the image allowlist ConfigMap with the portal's default list; a running
+// portal owns it afterwards, so an up never overwrites what admins saved.
+func seedImageAllowlist(ctx context.Context, a *applier) error {
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": systemNamespace, "labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}}}}
+	if err := a.applyOne(ctx, ns); err != nil {
+		return err
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": allowlistConfigMap, "namespace": systemNamespace,
+			"labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}},
+		"data": map[string]any{"registries": strings.Join(strings.Split(config.DefaultImageRegistries, ","), "\n")}}}
+	_, err := a.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(systemNamespace).
+		Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("image allowlist ConfigMap %s/%s: %w", systemNamespace, allowlistConfigMap, err)
+	}
 	return nil
 }
 

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -16,6 +18,11 @@ func (h *handler) adminAllowlistUpdate(c *gin.Context) {
 	if problems, ok := problemsOf(err); ok {
 		h.render(c, http.StatusUnprocessableEntity, views.AdminAllowlistPage(h.nav(c, "allowlist"), views.AdminAllowlistProps{
 			Registries: text, Problems: problems}))
+		return
+	}
+	if syncErr := (*catalogadmin.ClusterSyncError)(nil); errors.As(err, &syncErr) {
+		h.addFlash(c, views.FlashError, syncErr.Error())
+		redirectSeeOther(c, "/admin/allowlist")
 		return
 	}
 	if err != nil {

@@ -136,7 +136,7 @@ func TestChartCopiesMatchTheirSources(t *testing.T) {
 
 func TestRBACRulesAreExactlyTheDocumentedOnes(t *testing.T) {
 	documented := readDocumentedRules(t)
-	require.Len(t, documented, 14, "README's RBAC table")
+	require.Len(t, documented, 16, "README's RBAC table")
 	cases := map[string]struct {
 		values    string
 		leaseName string
@@ -206,6 +206,16 @@ func TestDefaultValuesRenderAHighlyAvailableHardenedPortal(t *testing.T) {
 	assert.Equal(t, "gantry-system", cm.Data["GANTRY_LEADER_ELECTION_NAMESPACE"])
 	assert.Equal(t, "gantry-leader", cm.Data["GANTRY_LEADER_ELECTION_NAME"])
 	assert.Empty(t, cm.Data["GANTRY_KUBECONFIG"], "in-cluster configuration from the ServiceAccount")
+	assert.Equal(t, "gantry-system", cm.Data["GANTRY_SYSTEM_NAMESPACE"])
+
+	// The image policy's allowlist starts as config.imageRegistries, where its binding looks.
+	var allowlist corev1.ConfigMap
+	convert(t, find(t, objs, "ConfigMap", "gantry-image-allowlist"), &allowlist)
+	assert.Equal(t, "gantry-system", allowlist.Namespace)
+	assert.Equal(t, "nvcr.io\nquay.io/jupyter\ndocker.io/vllm", allowlist.Data["registries"])
+	binding := find(t, objs, "ValidatingAdmissionPolicyBinding", "gantry-image-allowlist")
+	ref, _, _ := unstructured.NestedStringMap(binding.Object, "spec", "paramRef")
+	assert.Equal(t, map[string]string{"name": "gantry-image-allowlist", "namespace": "gantry-system", "parameterNotFoundAction": "Deny"}, ref)
 }
 
 func TestCustomValuesAreHonoured(t *testing.T) {
@@ -580,6 +590,9 @@ func TestPortalWorksWithOnlyTheChartsRBAC(t *testing.T) {
 		e2e.WithEnv("GANTRY_LEADER_ELECTION_LEASE_DURATION", "4s"),
 		e2e.WithEnv("GANTRY_LEADER_ELECTION_RENEW_DEADLINE", "3s"),
 		e2e.WithEnv("GANTRY_LEADER_ELECTION_RETRY_PERIOD", "500ms"),
+		// Its own system namespace, so the image allowlist it writes at
+		// start (creating it: rule 16) is not the one the policies read.
+		e2e.WithEnv("GANTRY_SYSTEM_NAMESPACE", ns),
 	)
 	require.Eventually(t, func() bool { return metricsSay(portal.URL, "gantry_leader 1") }, 10*time.Second, 100*time.Millisecond,
 		"portal never took the leader Lease with the chart's rights")
@@ -587,6 +600,9 @@ func TestPortalWorksWithOnlyTheChartsRBAC(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "readyz with the chart's rights")
+	allowlist, err := env.Kube.CoreV1().ConfigMaps(ns).Get(t.Context(), "gantry-image-allowlist", metav1.GetOptions{})
+	require.NoError(t, err, "the portal writes the image allowlist at start with the chart's rights")
+	assert.Equal(t, "nvcr.io\nquay.io/jupyter\ndocker.io/vllm", allowlist.Data["registries"])
 
 	lead := e2e.NewBrowser(t, portal)
 	lead.LoginAs("bob")

@@ -78,6 +78,9 @@ type Admin struct {
 	Store Store
 	Audit *audit.Log
 	Now   func() time.Time
+	// Cluster receives every saved image allowlist; nil keeps it in the
+	// portal only.
+	Cluster ClusterAllowlist
 }
 
 func (a *Admin) now() time.Time {

@@ -40,7 +40,8 @@ func ParseRegistries(text string) ([]string, error) {
 }
 
 // SetAllowlist replaces the image registry allowlist. New launches and
-// publishing check against it at once.
+// publishing check against it at once; then the cluster's copy is written,
+// and if that fails the error is a *ClusterSyncError with the saved list.
 func (a *Admin) SetAllowlist(ctx context.Context, actor Actor, text string) ([]string, error) {
 	regs, err := ParseRegistries(text)
 	if err != nil {
@@ -50,10 +51,19 @@ func (a *Admin) SetAllowlist(ctx context.Context, actor Actor, text string) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if slices.Equal(before, regs) {
-		return regs, nil
+	if !slices.Equal(before, regs) {
+		if err := a.record(ctx, actor, ActionAllowlistUpdate, "image-allowlist", map[string]any{"before": before, "after": regs}); err != nil {
+			return nil, err
+		}
 	}
-	return regs, a.record(ctx, actor, ActionAllowlistUpdate, "image-allowlist", map[string]any{"before": before, "after": regs})
+	// Postgres first, then the cluster: the portal's checks already use
+	// the new list; an unchanged save still rewrites a drifted copy.
+	if a.Cluster != nil {
+		if err := a.Cluster.Apply(ctx, regs); err != nil {
+			return regs, &ClusterSyncError{Registries: regs, Err: err}
+		}
+	}
+	return regs, nil
 }
 
 // PriceForm is the price editor's input as typed.

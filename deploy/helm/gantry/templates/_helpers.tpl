@@ -45,3 +45,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "gantry.secretName" -}}
 {{- default (include "gantry.fullname" .) .Values.existingSecret.name }}
 {{- end }}
+
+{{/* Namespace of the image allowlist ConfigMap the admission policy reads (GANTRY_SYSTEM_NAMESPACE). */}}
+{{- define "gantry.systemNamespace" -}}
+{{- default .Release.Namespace .Values.config.systemNamespace }}
+{{- end }}
