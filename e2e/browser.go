@@ -34,7 +34,7 @@ const (
 // current URL in the message, and a screenshot of the page is saved to
 // .local/e2e-screenshots/<test>.png when the test fails.
 type Browser struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	portal *Portal
 
@@ -43,7 +43,7 @@ type Browser struct {
 }
 
 // NewBrowser starts Chromium for the test; it is closed when the test ends.
-func NewBrowser(t *testing.T, portal *Portal) *Browser {
+func NewBrowser(t testing.TB, portal *Portal) *Browser {
 	t.Helper()
 	path := chromiumPath
 	if p := os.Getenv("GANTRY_E2E_CHROMIUM"); p != "" {
@@ -88,7 +88,7 @@ func NewBrowser(t *testing.T, portal *Portal) *Browser {
 
 // shortTempDir is a temporary folder removed when the test ends, with a path
 // short enough for the Unix socket Chromium creates in it (t.TempDir's is not).
-func shortTempDir(t *testing.T) string {
+func shortTempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gantry-e2e-")
 	if err != nil {

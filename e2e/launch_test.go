@@ -82,6 +82,8 @@ func TestResearcherLaunchesATrainingJobAndWatchesItRun(t *testing.T) {
 			b.Submit(testID("delete"))
 		}
 	})
+	require.True(t, b.HasTestID("job-phase"), "the job page shows right after the launch, even before the cache has the Job")
+	assert.Contains(t, b.TestIDText("parameters"), "16Gi", "with the launch's parameters")
 	waitForPhase(t, b, "running")
 	assert.Equal(t, "h100-sxm-ib-training", b.Text(testID("pods")+" tbody td:nth-child(4)"))
 	assert.True(t, b.HasTestID("manifest"), "the rendered manifest is on the page")
@@ -135,6 +137,10 @@ func TestLaunchThroughTheJSONAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &job))
 	assert.Equal(t, "pytorch-train-apiretry01", job.Name)
 	assert.Equal(t, portal.URL+"/teams/nlp/jobs/pytorch-train-apiretry01", job.URL)
+
+	status, body = apiCall(t, portal, token, http.MethodGet, "/api/v1/teams/nlp/jobs/"+job.Name, "")
+	require.Equal(t, http.StatusOK, status, "the job is there right after the launch: %s", body)
+	assert.Contains(t, body, `"template":"pytorch-train"`)
 
 	status, _ = apiCall(t, portal, token, http.MethodPost, "/api/v1/teams/nlp/jobs", req)
 	assert.Equal(t, http.StatusOK, status, "a retried request returns the same job")

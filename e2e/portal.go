@@ -84,7 +84,7 @@ func WithDatabase(dsn string) PortalOption {
 // loopback port with a fresh database and the local stack, and waits until
 // /healthz answers. The process is stopped when the test ends; its log is
 // printed if the test failed.
-func StartPortal(t *testing.T, opts ...PortalOption) *Portal {
+func StartPortal(t testing.TB, opts ...PortalOption) *Portal {
 	t.Helper()
 	p := LaunchPortal(t, opts...)
 	p.WaitHealthy(t)
@@ -93,7 +93,7 @@ func StartPortal(t *testing.T, opts ...PortalOption) *Portal {
 
 // LaunchPortal is StartPortal without waiting for /healthz, so a test can
 // start several portals at once; call WaitHealthy on each.
-func LaunchPortal(t *testing.T, opts ...PortalOption) *Portal {
+func LaunchPortal(t testing.TB, opts ...PortalOption) *Portal {
 	t.Helper()
 	stack := stacktest.Stack(t)
 	root := stack.Layout.Root
@@ -131,6 +131,9 @@ func LaunchPortal(t *testing.T, opts ...PortalOption) *Portal {
 		"GANTRY_PROMETHEUS_URL":     stack.PrometheusURL,
 		"GANTRY_SEED_TEAMS":         filepath.Join(root, "deploy", "local", "teams.yaml"),
 		"GANTRY_LOG_LEVEL":          "debug",
+		// Its own image allowlist ConfigMap: admin tests save allowlists, and
+		// gantry-system's is the one the cluster enforces for every test.
+		"GANTRY_SYSTEM_NAMESPACE": stack.Namespace(t, "gantry-system", nil),
 	}
 	for _, opt := range opts {
 		opt(env)
@@ -141,7 +144,7 @@ func LaunchPortal(t *testing.T, opts ...PortalOption) *Portal {
 
 // WaitHealthy waits until the portal's /healthz answers, failing the test
 // if it does not within the start-up timeout.
-func (p *Portal) WaitHealthy(t *testing.T) {
+func (p *Portal) WaitHealthy(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), portalStartTimeout)
 	defer cancel()
@@ -196,7 +199,7 @@ func (p *Portal) Wait(t *testing.T) error {
 	return pr.err
 }
 
-func (p *Portal) start(t *testing.T, bin string, env map[string]string) {
+func (p *Portal) start(t testing.TB, bin string, env map[string]string) {
 	t.Helper()
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
@@ -230,7 +233,7 @@ func (p *Portal) start(t *testing.T, bin string, env map[string]string) {
 }
 
 // stop asks the portal to shut down gracefully and fails the test if it does not.
-func (p *Portal) stop(t *testing.T, cmd *exec.Cmd, exited chan error) {
+func (p *Portal) stop(t testing.TB, cmd *exec.Cmd, exited chan error) {
 	t.Helper()
 	select {
 	case err := <-exited:
@@ -292,7 +295,7 @@ func (p *Portal) Log() string {
 	return string(b)
 }
 
-func (p *Portal) dumpLog(t *testing.T) {
+func (p *Portal) dumpLog(t testing.TB) {
 	t.Helper()
 	t.Logf("---- portal log (%s) ----\n%s", p.URL, p.Log())
 }

@@ -18,6 +18,18 @@ type JobQueueStatus struct {
 	Failure    *FailureView
 	GPU        *GPUView
 	Cost       *CostView
+	// Events are the recent Kubernetes events about the job, most recent first.
+	Events []EventRow
+}
+
+// EventRow is one Kubernetes event about the job, its Workload or a pod.
+type EventRow struct {
+	// Object is what it is about ("Pod train-0-abc"); Age how long ago it
+	// last happened, in words.
+	Object, Reason, Message, Age string
+	Count                        int32
+	// Warning is true for events of type Warning.
+	Warning bool
 }
 
 // PendingView is a waiting job's reason.

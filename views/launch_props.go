@@ -56,7 +56,8 @@ type JobPod struct {
 
 // JobStatus is the live part of a job page, refreshed as a fragment.
 type JobStatus struct {
-	// Phase is queued, admitted, running, succeeded, failed or stopped.
+	// Phase is creating (launched, not yet in the portal's cache), queued,
+	// admitted, running, succeeded, failed or stopped.
 	Phase, Message          string
 	Replicas, ReadyReplicas int32
 	Pods                    []JobPod

@@ -3,6 +3,7 @@ package views
 import (
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -35,8 +36,11 @@ func TestJobPageShowsPhaseAccessAndActions(t *testing.T) {
 	}))
 	assertCSPSafe(t, doc)
 	assert.Equal(t, "stopped", text(byTestID(doc, "job-phase")))
-	assert.Equal(t, "/teams/vision/jobs/jupyter-pytorch-abc/status", byTestID(doc, "job-status").AttrOr("data-status-url", ""))
+	assert.Equal(t, "/teams/vision/jobs/jupyter-pytorch-abc/status", byTestID(doc, "job-status").AttrOr("data-refresh-url", ""))
 	assert.Equal(t, "kubectl -n team-vision port-forward service/jupyter-pytorch-abc 8888:8888", text(byTestID(doc, "port-forward")))
 	assert.Equal(t, 1, byTestID(doc, "resume").Length())
 	assert.Equal(t, 1, byTestID(doc, "refresh").Length(), "a plain refresh link works without script")
+	var scripts []string
+	doc.Find("script").Each(func(_ int, s *goquery.Selection) { scripts = append(scripts, s.AttrOr("src", "")) })
+	assert.Equal(t, []string{"/static/js/status-refresh.js"}, scripts, "one generic refresh script")
 }

@@ -114,6 +114,12 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	catalogAdmin := &catalogadmin.Admin{Store: db, Audit: auditLog,
+		Cluster: catalogadmin.ConfigMapAllowlist{Client: clients.Kube, Namespace: cfg.SystemNamespace}}
+	// A fresh cluster gets the stored allowlist; a failed write on save is repaired.
+	if err := catalogAdmin.SyncClusterAllowlist(ctx); err != nil {
+		log.Warn("image allowlist not written to the cluster; kubectl is held to the previous one", "err", err)
+	}
 	cache, err := kube.NewCache(clients.Kueue, 0)
 	if err != nil {
 		return err
@@ -129,11 +135,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Background loops run on the replica holding the leader Lease.
 	loops := &leader.Loops{}
 	nodes := startNodeCache(ctx, clients, log)
-	quotaDeps, err := startQuota(ctx, cfg, clients, cache, nodes, db, auditLog, loops, log)
+	// One informer per kind: the job cache's Workloads also give the quota
+	// board its wait times.
+	jobCache, err := kube.NewJobCache(clients.Kube, clients.Kueue, 0)
 	if err != nil {
 		return err
 	}
-	jobCache, err := kube.NewJobCache(clients.Kube, clients.Kueue, 0)
+	quotaDeps, err := startQuota(ctx, cfg, clients, cache, nodes, jobCache, db, auditLog, loops, log)
 	if err != nil {
 		return err
 	}
@@ -142,6 +150,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	jobCache.Start(ctx)
+	// Job pages answer "not synced" until the job cache has listed once;
+	// a just-launched job's page must not.
+	syncCtx, cancelSync = context.WithTimeout(ctx, 30*time.Second)
+	if err := jobCache.WaitForSync(syncCtx); err != nil {
+		log.Warn("job cache not synced yet", "err", err)
+	}
+	cancelSync()
 	launcher := &launch.Service{Base: restCfg, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
 	jobReader := launch.Reader{Templates: db, Records: db, Jobs: jobCache}
 	ready = append(ready, web.APIServerCheck(clients.Kube.Discovery()))
@@ -195,7 +210,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Launcher:  launcher,
 		Jobs:      jobReader,
 		Status:    statusDeps,
-		Catalog:   &catalogadmin.Admin{Store: db, Audit: auditLog},
+		Catalog:   catalogAdmin,
 		Ready:     ready,
 		Static:    static.FS,
 		Registry:  registry,

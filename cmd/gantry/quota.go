@@ -19,10 +19,9 @@ import (
 // expiry loop. The loop runs on the leading replica (loops); each grant is
 // also reverted in its own transaction with its row locked (FOR UPDATE SKIP
 // LOCKED), so even overlapping leaders never revert a grant twice.
-func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, nodes *kube.NodeCache, db *store.Store, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*web.QuotaDeps, error) {
-	waits := kube.NewWaitCache(clients.Kueue, 0)
-	waits.Start(ctx) // wait times fill in once it has listed; pages do not block on it
-
+// Wait times come from the job cache's Workload informer (started by run);
+// they fill in once it has listed, pages do not block on it.
+func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, nodes *kube.NodeCache, waits *kube.JobCache, db *store.Store, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*web.QuotaDeps, error) {
 	service := quota.NewService(db, &quota.ClusterQueues{Kueue: clients.Kueue, Kube: clients.Kube}, auditLog, log)
 	loops.Add("quota-expiry", func(ctx context.Context) { service.Run(ctx, cfg.QuotaExpiryInterval) })
 

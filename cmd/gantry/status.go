@@ -33,6 +33,9 @@ func startNodeCache(ctx context.Context, clients *kube.Clients, log *slog.Logger
 	return nodes
 }
 
+// positionsTTL is how old a LocalQueue's pending positions on a job page may be.
+const positionsTTL = 2 * time.Second
+
 // startStatus wires queue, GPU and cost status: prices seeded at start, the
 // cost ledger loop on the leading replica, and eviction/deletion hooks on
 // every replica. Ledger rows are keyed by workload UID and admission time
@@ -53,11 +56,19 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 		}
 		log.Info("prices seeded", "file", pricesFile, "prices", n)
 	}
+	// Events of team namespaces, for the job page's recent events; pages
+	// show none until it has synced.
+	events, err := kube.NewEventCache(clients.Kube, 0)
+	if err != nil {
+		return nil, err
+	}
+	events.Start(ctx)
 	deps := &web.StatusDeps{
-		Reader: queue.StatusReader{Queues: cache, Workloads: jobs, Positions: queue.VisibilityPositions{Client: clients.Kueue}},
-		Jobs:   jobs,
-		Costs:  db,
-		Pools:  poolReader{cache, nodes},
+		Reader: queue.StatusReader{Queues: cache, Workloads: jobs, Events: events,
+			Positions: &queue.CachedPositions{Source: queue.VisibilityPositions{Client: clients.Kueue}, TTL: positionsTTL}},
+		Jobs:  jobs,
+		Costs: db,
+		Pools: poolReader{cache, nodes},
 	}
 	ledger := &cost.Ledger{Store: db, Workloads: jobs, Log: log}
 	if cfg.PrometheusURL != "" {

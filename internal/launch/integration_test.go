@@ -2,11 +2,9 @@ package launch_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -15,14 +13,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
@@ -39,7 +35,7 @@ func repoPath(parts ...string) string {
 	return filepath.Join(append([]string{filepath.Dir(file), "..", ".."}, parts...)...)
 }
 
-// Registries matches deploy/policies/pod-security.yaml.
+// Registries is the image allowlist the stack starts with (config.DefaultImageRegistries).
 var Registries = []string{"nvcr.io", "quay.io/jupyter", "docker.io/vllm"}
 
 type fixture struct {
@@ -62,7 +58,7 @@ func setup(t *testing.T) fixture {
 		"l40s-pcie-inference":  {"nvidia.com/gpu": resource.MustParse("2"), "cpu": resource.MustParse("16"), "memory": resource.MustParse("128Gi")},
 		"a100-mig-shared":      {"nvidia.com/mig-1g.10gb": resource.MustParse("2"), "cpu": resource.MustParse("16"), "memory": resource.MustParse("64Gi")},
 	}})
-	applyPolicies(t, env, team.Namespace())
+	waitForPolicies(t, env, team.Namespace())
 
 	db, err := store.Open(ctx, stacktest.Postgres(t))
 	require.NoError(t, err)
@@ -92,83 +88,34 @@ func setup(t *testing.T) fixture {
 	}
 }
 
-// applyPolicies applies deploy/policies' ValidatingAdmissionPolicies and
-// binds them to this test's namespace only, so tests elsewhere on the shared
-// cluster are unaffected until the stack binds them to every team.
-func applyPolicies(t *testing.T, env *stacktest.Env, namespace string) {
+// waitForPolicies waits until the admission policies the stack applied
+// from deploy/policies at bootstrap are in force in the test's new
+// namespace: the API server matches bindings to namespaces through its own
+// informer, so a namespace made moments ago may not be covered yet. Each
+// probe is a dry run only one policy objects to.
+func waitForPolicies(t *testing.T, env *stacktest.Env, namespace string) {
 	t.Helper()
 	ctx := context.Background()
-	files, err := filepath.Glob(repoPath("deploy", "policies", "*.yaml"))
-	require.NoError(t, err)
-	api := env.Kube.AdmissionregistrationV1()
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
-		for {
-			var doc map[string]any
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else {
-				require.NoError(t, err)
-			}
-			switch doc["kind"] {
-			case "ValidatingAdmissionPolicy":
-				var p admissionv1.ValidatingAdmissionPolicy
-				require.NoError(t, yaml.NewYAMLOrJSONDecoder(strings.NewReader(mustJSON(t, doc)), 4096).Decode(&p))
-				existing, err := api.ValidatingAdmissionPolicies().Get(ctx, p.Name, metav1.GetOptions{})
-				if apierrors.IsNotFound(err) {
-					_, err = api.ValidatingAdmissionPolicies().Create(ctx, &p, metav1.CreateOptions{})
-				} else if err == nil {
-					p.ResourceVersion = existing.ResourceVersion
-					_, err = api.ValidatingAdmissionPolicies().Update(ctx, &p, metav1.UpdateOptions{})
-				}
-				require.NoError(t, err)
-			case "ValidatingAdmissionPolicyBinding":
-				var b admissionv1.ValidatingAdmissionPolicyBinding
-				require.NoError(t, yaml.NewYAMLOrJSONDecoder(strings.NewReader(mustJSON(t, doc)), 4096).Decode(&b))
-				b.Name = b.Name + "-" + namespace
-				b.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
-				_, err := api.ValidatingAdmissionPolicyBindings().Create(ctx, &b, metav1.CreateOptions{})
-				require.NoError(t, err)
-				t.Cleanup(func() {
-					_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), b.Name, metav1.DeleteOptions{})
-				})
-			}
-		}
+	team := strings.TrimPrefix(namespace, "team-")
+	labelled := func(name string, spec func(*corev1.PodSpec)) *batchv1.Job {
+		job := stacktest.CompliantJob(team, name, corev1.ResourceList{"cpu": resource.MustParse("1")})
+		spec(&job.Spec.Template.Spec)
+		return job
 	}
-	// Bindings take effect once the API server's policy informer sees them:
-	// wait until each policy refuses a Job that only it objects to.
-	secure := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "nvcr.io/x:1",
-		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: new(false), RunAsNonRoot: new(true),
-			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}}}}
-	labels := map[string]string{}
-	for _, k := range catalog.SharedLabels {
-		labels[k] = "probe"
-	}
-	labels[catalog.LabelTeam] = strings.TrimPrefix(namespace, "team-")
-	labels[catalog.LabelManagedBy] = catalog.ManagedBy
-	hostNet := *secure.DeepCopy()
-	hostNet.HostNetwork = true
+	// Without pod template labels too: a Job without labels is defaulted to its template's.
+	unlabelled := labelled("probe-labels", func(*corev1.PodSpec) {})
+	unlabelled.Labels, unlabelled.Spec.Template.Labels = nil, nil
 	probes := map[string]*batchv1.Job{
-		"missing labels": {ObjectMeta: metav1.ObjectMeta{Name: "probe-labels", Namespace: namespace},
-			Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{Spec: secure}}},
-		"may not share the node's network": {ObjectMeta: metav1.ObjectMeta{Name: "probe-pods", Namespace: namespace, Labels: labels},
-			Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: hostNet}}},
+		"missing labels":                            unlabelled,
+		"may not share the node's network":          labelled("probe-pods", func(s *corev1.PodSpec) { s.HostNetwork = true }),
+		"Images must come from an allowed registry": labelled("probe-image", func(s *corev1.PodSpec) { s.Containers[0].Image = "registry.invalid/probe:1" }),
 	}
 	for want, probe := range probes {
-		require.Eventually(t, func() bool {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			_, err := env.Kube.BatchV1().Jobs(namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			return err != nil && strings.Contains(err.Error(), want)
-		}, 30*time.Second, 200*time.Millisecond, "admission policy never took effect: %s", want)
+			assert.ErrorContains(c, err, want)
+		}, 30*time.Second, 200*time.Millisecond, "admission policy not in force in %s: %s", namespace, want)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := jsonMarshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
 
 func TestEachSeededTemplateRunsOnItsPool(t *testing.T) {
@@ -372,8 +319,6 @@ func labelledJob(t *testing.T, f fixture, name string) *batchv1.Job {
 	job.Name = name
 	return job
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func TestEndpointScalesWithinItsRangeAndNotebookStopKeepsItsObjects(t *testing.T) {
 	f := setup(t)

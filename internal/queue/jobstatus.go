@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	visibility "sigs.k8s.io/kueue/apis/visibility/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/kube"
 )
 
 // Phases of a job as the status component shows them.
@@ -50,6 +52,28 @@ type JobStatus struct {
 	EndedAt time.Time
 	// Workload names the Kueue Workload the status is read from.
 	Workload string
+	// Events are the recent events about the job, its Workloads and its
+	// pods, most recent first; at most MaxJobEvents.
+	Events []JobEvent
+}
+
+// MaxJobEvents is how many recent events a job's status carries.
+const MaxJobEvents = 10
+
+// JobEvent is one Kubernetes event about a job or its parts, such as the
+// scheduler's FailedScheduling or Kueue's Pending.
+type JobEvent struct {
+	// Object is what the event is about, e.g. "Pod train-0-abc".
+	Object          string
+	Type            string
+	Reason, Message string
+	Count           int32
+	LastSeen        time.Time
+}
+
+// EventSource is the informer cache of events, indexed by involved object.
+type EventSource interface {
+	EventsAbout(namespace, kind, name string) ([]*corev1.Event, error)
 }
 
 // Moment is a phase change.
@@ -137,6 +161,8 @@ type StatusReader struct {
 	Workloads WorkloadFinder
 	// Positions may be nil; positions are then unknown.
 	Positions Positions
+	// Events may be nil; the status then lists no events.
+	Events EventSource
 }
 
 var (
@@ -147,6 +173,7 @@ var (
 // JobStatus reads the job's status. ctx bounds the visibility API call.
 func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 	var st JobStatus
+	st.Events = r.events(in)
 	wl := newest(in.Workloads)
 	if wl == nil {
 		st.Phase = PhaseQueued
@@ -209,6 +236,48 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 	}
 	st.Failure = failureOf(in.Pods)
 	return st
+}
+
+// events gathers the recent events about the job (the owners of its
+// Workloads), its Workloads and its pods, most recent first.
+func (r StatusReader) events(in StatusInput) []JobEvent {
+	if r.Events == nil {
+		return nil
+	}
+	type ref struct{ namespace, kind, name string }
+	var refs []ref
+	for _, wl := range in.Workloads {
+		for _, o := range wl.OwnerReferences {
+			if o.Kind != "Pod" {
+				refs = append(refs, ref{wl.Namespace, o.Kind, o.Name})
+			}
+		}
+		refs = append(refs, ref{wl.Namespace, "Workload", wl.Name})
+	}
+	for _, p := range in.Pods {
+		refs = append(refs, ref{p.Namespace, "Pod", p.Name})
+	}
+	var out []JobEvent
+	seen := map[ref]bool{}
+	for _, rf := range refs {
+		if seen[rf] {
+			continue
+		}
+		seen[rf] = true
+		evs, err := r.Events.EventsAbout(rf.namespace, rf.kind, rf.name)
+		if err != nil {
+			continue // cache not synced yet: the status goes without events
+		}
+		for _, e := range evs {
+			out = append(out, JobEvent{Object: rf.kind + " " + rf.name, Type: e.Type, Reason: e.Reason, Message: e.Message,
+				Count: max(e.Count, 1), LastSeen: kube.LastSeen(e)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b JobEvent) int { return b.LastSeen.Compare(a.LastSeen) })
+	if len(out) > MaxJobEvents {
+		out = out[:MaxJobEvents]
+	}
+	return out
 }
 
 func (r StatusReader) pending(ctx context.Context, wl *kueue.Workload) *PendingReason {

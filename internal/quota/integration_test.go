@@ -69,7 +69,9 @@ func newFixture(t *testing.T) *fixture {
 	nodes.Start(cctx)
 	require.NoError(t, cache.WaitForSync(ctx))
 	require.NoError(t, nodes.WaitForSync(ctx))
-	waits := kube.NewWaitCache(env.Kueue, 0)
+	// Wait times come from the job cache's Workload informer, as in the portal.
+	waits, err := kube.NewJobCache(env.Kube, env.Kueue, 0)
+	require.NoError(t, err)
 	waits.Start(cctx)
 	require.NoError(t, waits.WaitForSync(ctx))
 	flavors, err := teams.FlavorsOf(cache.ResourceFlavors(), nodes.FlavorCapacity)

@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/launch"
 )
 
@@ -19,7 +18,9 @@ type apiLaunchRequest struct {
 	LaunchID string `json:"launchId"`
 }
 
-// apiJob is a job as the API shows it.
+// apiJob is a job as the API shows it. Phase is creating right after a
+// launch, until the portal's cache has the job; then queued, admitted,
+// running, succeeded, failed or stopped.
 type apiJob struct {
 	Name     string            `json:"name"`
 	Team     string            `json:"team"`
@@ -73,7 +74,7 @@ func (h *handler) apiJobGet(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	st, err := h.jobStatusOf(rec)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
@@ -29,6 +30,8 @@ type jobQueue struct {
 	// Ended runs from the ledger and the ongoing run, priced.
 	Runs    []store.LedgerRow
 	Ongoing *store.LedgerRow
+	// Now is when the status was read, for the events' ages.
+	Now time.Time
 }
 
 // jobQueueStatus serves the job status component, for the refresh script
@@ -76,7 +79,7 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, e
 			stopped = true
 		}
 	}
-	q := jobQueue{Team: rec.Team, Name: rec.Name}
+	q := jobQueue{Team: rec.Team, Name: rec.Name, Now: now}
 	q.Status = h.Status.Reader.JobStatus(ctx, queue.StatusInput{Workloads: wls, Pods: pods, Stopped: stopped, Now: now})
 
 	if q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name); err != nil {
@@ -160,6 +163,10 @@ func jobQueueProps(q jobQueue) views.JobQueueStatus {
 	}
 	if a := st.Allocation; a.Flavor != "" {
 		p.Allocation = allocationWords(a)
+	}
+	for _, e := range st.Events {
+		p.Events = append(p.Events, views.EventRow{Object: e.Object, Reason: e.Reason, Message: e.Message, Count: e.Count,
+			Age: wait(max(0, q.Now.Sub(e.LastSeen))), Warning: e.Type == corev1.EventTypeWarning})
 	}
 	if e := st.Eviction; e != nil {
 		p.Eviction = &views.EvictionView{At: stamp(e.At), Reason: e.Reason, Message: e.Message, PreemptedBy: e.PreemptedBy, Preempted: e.Preempted}

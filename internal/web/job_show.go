@@ -2,18 +2,59 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
+
+// phaseCreating is the phase of a job whose objects the cluster accepted
+// but the informer cache has not seen yet.
+const phaseCreating = "creating"
+
+// creatingGrace is how long after its launch a job missing from the cache
+// counts as being created. Informers see new objects within a second or
+// so; a record older than this whose objects are gone is a job that was
+// deleted behind the portal's back, and answers 404.
+const creatingGrace = 2 * time.Minute
+
+// jobStatusOf reads a job's status from the cache. Right after a launch the
+// cache may not have seen the new objects yet: the launch record (written
+// only after the cluster accepted them) then stands in, as being created.
+func (h *handler) jobStatusOf(rec store.Launch) (launch.Status, error) {
+	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	if !errors.Is(err, kube.ErrNotFound) || rec.DeletedAt != nil || h.Now().Sub(rec.CreatedAt) >= creatingGrace {
+		return st, err
+	}
+	return creatingStatus(rec), nil
+}
+
+// creatingStatus is what the launch record says of a job being created.
+func creatingStatus(rec store.Launch) launch.Status {
+	st := launch.Status{Name: rec.Name, Namespace: rec.Namespace, Team: rec.Team, Owner: rec.Owner, Template: rec.Template,
+		Version: strconv.Itoa(rec.TemplateVersion), Kind: catalog.Kind(rec.Kind), Phase: phaseCreating,
+		Message: "Kubernetes accepted the job moments ago; its status appears here in a few seconds.", Replicas: 1}
+	var params map[string]string
+	_ = json.Unmarshal(rec.Parameters, &params)
+	for _, field := range []string{catalog.FieldReplicas, catalog.FieldNodes} {
+		if n, err := strconv.Atoi(params[field]); err == nil && n >= 0 {
+			st.Replicas = int32(n)
+			break
+		}
+	}
+	return st
+}
 
 // jobShow is a job's page: status from the cluster cache, how to reach it,
 // actions, parameters and the rendered manifest.
@@ -23,7 +64,7 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	st, err := h.jobStatusOf(rec)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -48,7 +89,7 @@ func (h *handler) jobStatusFragment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
+	st, err := h.jobStatusOf(rec)
 	if err != nil {
 		h.fail(c, err)
 		return

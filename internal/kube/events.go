@@ -1,0 +1,155 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// TeamNamespacePrefix starts the name of every team namespace (team-<name>).
+const TeamNamespacePrefix = "team-"
+
+const indexInvolved = "involved"
+
+// eventKinds are the involved objects whose events a job page shows: the
+// workload objects, their Kueue Workloads and their pods.
+var eventKinds = []string{"Job", "StatefulSet", "Deployment", "Pod", "Workload"}
+
+// EventCache is an informer cache of the Events of team namespaces about
+// jobs, their pods and their Kueue Workloads, indexed by involved object.
+// Events of other namespaces and kinds are dropped before they are stored,
+// so the cache does not grow with the rest of the cluster. Objects it
+// returns are shared with the informer and must not be modified.
+type EventCache struct {
+	events cache.SharedIndexInformer
+}
+
+// NewEventCache sets up the Event informer; call Start and WaitForSync.
+func NewEventCache(client kubernetes.Interface, resync time.Duration) (*EventCache, error) {
+	events := client.CoreV1().Events(metav1.NamespaceAll)
+	// Nodes are the busiest source of events that no job page shows.
+	tweak := func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind!=Node" }
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			list, err := events.List(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			list.Items = slices.DeleteFunc(list.Items, func(e corev1.Event) bool { return !keepEvent(&e) })
+			return list, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			w, err := events.Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return watch.Filter(w, func(in watch.Event) (watch.Event, bool) {
+				// Bookmarks (which end a streamed initial list) and errors must pass.
+				if in.Type == watch.Bookmark || in.Type == watch.Error {
+					return in, true
+				}
+				e, ok := in.Object.(*corev1.Event)
+				return in, !ok || keepEvent(e)
+			}), nil
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Event{}, resync, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		indexInvolved:        involvedIndex,
+	})
+	if err := inf.SetTransform(trimEvent); err != nil {
+		return nil, fmt.Errorf("trim events: %w", err)
+	}
+	return &EventCache{events: inf}, nil
+}
+
+// Start runs the informer until ctx is cancelled. It does not block.
+func (c *EventCache) Start(ctx context.Context) {
+	go c.events.RunWithContext(ctx)
+}
+
+// HasSynced reports whether the informer has completed its first list.
+func (c *EventCache) HasSynced() bool { return c.events.HasSynced() }
+
+// WaitForSync blocks until the informer has listed once, or ctx ends.
+func (c *EventCache) WaitForSync(ctx context.Context) error {
+	if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+		return fmt.Errorf("wait for event cache sync: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// EventsAbout returns the events about the named object (kind is the
+// object's kind: Job, Pod, Workload…), most recent first.
+func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*corev1.Event, error) {
+	if !c.HasSynced() {
+		return nil, ErrNotSynced
+	}
+	objs, err := c.events.GetIndexer().ByIndex(indexInvolved, involvedKey(namespace, kind, name))
+	if err != nil {
+		return nil, fmt.Errorf("list events of %s %s/%s from cache: %w", kind, namespace, name, err)
+	}
+	out := make([]*corev1.Event, 0, len(objs))
+	for _, o := range objs {
+		if e, ok := o.(*corev1.Event); ok {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b *corev1.Event) int { return LastSeen(b).Compare(LastSeen(a)) })
+	return out, nil
+}
+
+// LastSeen is when an event last happened: its series' or its own last
+// time, falling back to when it was first recorded.
+func LastSeen(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	default:
+		return e.CreationTimestamp.Time
+	}
+}
+
+func keepEvent(e *corev1.Event) bool {
+	return strings.HasPrefix(e.Namespace, TeamNamespacePrefix) && slices.Contains(eventKinds, e.InvolvedObject.Kind)
+}
+
+func involvedKey(namespace, kind, name string) string {
+	return namespace + "/" + kind + "/" + name
+}
+
+func involvedIndex(obj any) ([]string, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return nil, nil
+	}
+	ns := e.InvolvedObject.Namespace
+	if ns == "" {
+		ns = e.Namespace
+	}
+	return []string{involvedKey(ns, e.InvolvedObject.Kind, e.InvolvedObject.Name)}, nil
+}
+
+// trimEvent drops what the pages never read, to keep the cache small.
+func trimEvent(obj any) (any, error) {
+	if e, ok := obj.(*corev1.Event); ok {
+		e.ManagedFields = nil
+		e.Annotations = nil
+	}
+	return obj, nil
+}

@@ -1,0 +1,175 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// jobPages serves the job page, its status fragment and the JSON job to a
+// member of a throwaway team, from a real job cache and launch records in
+// Postgres, as the portal wires them.
+type jobPages struct {
+	env    *stacktest.Env
+	db     *store.Store
+	team   string
+	engine *gin.Engine
+}
+
+func newJobPages(t *testing.T) *jobPages {
+	t.Helper()
+	ctx := context.Background()
+	env := stacktest.Stack(t)
+	// No quota: a Job created here stays queued.
+	team := env.Team(t, stacktest.TeamSpec{})
+	db, err := store.Open(ctx, stacktest.Postgres(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+
+	queues, err := kube.NewCache(env.Kueue, 0)
+	require.NoError(t, err)
+	jobs, err := kube.NewJobCache(env.Kube, env.Kueue, 0)
+	require.NoError(t, err)
+	cctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	queues.Start(cctx)
+	jobs.Start(cctx)
+	require.NoError(t, queues.WaitForSync(ctx))
+	require.NoError(t, jobs.WaitForSync(ctx))
+
+	h := &handler{Deps: Deps{
+		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
+		Jobs:      launch.Reader{Templates: db, Records: db, Jobs: jobs},
+		Status:    &StatusDeps{Reader: queue.StatusReader{Queues: queues, Workloads: jobs}, Jobs: jobs, Costs: db},
+		Log:       slog.New(slog.DiscardHandler),
+		Now:       time.Now,
+	}}
+	engine := gin.New()
+	engine.Use(func(c *gin.Context) {
+		auth.SetCurrentUser(c, &auth.User{Username: "alice", Role: auth.RoleResearcher, Teams: []auth.Membership{{Team: team.Name}}})
+	})
+	engine.GET("/teams/:team/jobs/:name", h.jobShow)
+	engine.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
+	engine.GET("/api/v1/teams/:team/jobs/:name", h.apiJobGet)
+	return &jobPages{env: env, db: db, team: team.Name, engine: engine}
+}
+
+// record stores a training launch of the team made at the given time.
+func (p *jobPages) record(t *testing.T, name string, at time.Time) {
+	t.Helper()
+	_, err := p.db.RecordLaunch(context.Background(), store.Launch{
+		LaunchID: strings.TrimPrefix(name, "pytorch-train-"), Team: p.team, Namespace: "team-" + p.team, Name: name,
+		Kind: "training", Template: "pytorch-train", TemplateVersion: 3, Owner: "alice",
+		Parameters: json.RawMessage(`{"gpus":"2","memory":"16Gi"}`), Objects: store.StringList{"Job/" + name},
+		Manifest: "kind: Job", CreatedAt: at,
+	})
+	require.NoError(t, err)
+}
+
+func (p *jobPages) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	p.engine.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
+	body, err := io.ReadAll(rec.Result().Body)
+	require.NoError(t, err)
+	return rec.Code, string(body)
+}
+
+func (p *jobPages) page(t *testing.T, path string) (int, *goquery.Document) {
+	t.Helper()
+	code, body := p.get(t, path)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	return code, doc
+}
+
+func testIDText(doc *goquery.Document, id string) string {
+	return strings.TrimSpace(doc.Find(`[data-testid="` + id + `"]`).First().Text())
+}
+
+func TestJustLaunchedJobIsShownAsBeingCreatedUntilTheCacheSeesIt(t *testing.T) {
+	p := newJobPages(t)
+	name := "pytorch-train-fresh00001"
+	p.record(t, name, time.Now())
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+
+	code, doc := p.page(t, jobPath)
+	require.Equal(t, http.StatusOK, code, "the page right after the launch redirect")
+	assert.Equal(t, "creating", testIDText(doc, "job-phase"))
+	assert.Contains(t, testIDText(doc, "job-message"), "its status appears here in a few seconds")
+	assert.Contains(t, doc.Find("p.muted").First().Text(), "pytorch-train")
+	assert.Contains(t, doc.Find("p.muted").First().Text(), "version 3")
+	params := testIDText(doc, "parameters")
+	assert.Contains(t, params, "gpus")
+	assert.Contains(t, params, "16Gi")
+	assert.Equal(t, jobPath+"/status", doc.Find(`[data-testid="job-status"]`).AttrOr("data-refresh-url", ""), "the refresh script picks up the real status")
+	assert.Equal(t, jobPath+"/queue", doc.Find(`[data-testid="queue-status"]`).AttrOr("data-refresh-url", ""))
+	assert.Equal(t, 1, doc.Find(`[data-testid="delete"]`).Length(), "it can be deleted at once")
+
+	code, body := p.get(t, "/api/v1"+jobPath)
+	require.Equal(t, http.StatusOK, code, body)
+	var job apiJob
+	require.NoError(t, json.Unmarshal([]byte(body), &job))
+	assert.Equal(t, "creating", job.Phase)
+	assert.Equal(t, "pytorch-train", job.Template)
+	assert.Equal(t, 3, job.Version)
+	assert.Equal(t, map[string]string{"gpus": "2", "memory": "16Gi"}, job.Params)
+
+	// The Job reaches the cache: the fragment the script polls turns into
+	// the real status.
+	job1 := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
+	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job1, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		code, doc := p.page(t, jobPath+"/status")
+		return code == http.StatusOK && testIDText(doc, "job-phase") == "queued"
+	}, 30*time.Second, 100*time.Millisecond, "the fragment shows the cluster's status")
+	code, body = p.get(t, "/api/v1"+jobPath)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"phase":"queued"`)
+}
+
+func TestJobWithoutObjectsInTheCacheIsNotFoundUnlessJustLaunched(t *testing.T) {
+	p := newJobPages(t)
+	p.record(t, "pytorch-train-old0000001", time.Now().Add(-time.Hour))
+	p.record(t, "pytorch-train-gone000001", time.Now())
+	require.NoError(t, p.db.MarkLaunchDeleted(context.Background(), "team-"+p.team, "pytorch-train-gone000001", time.Now()))
+
+	cases := map[string]struct{ name string }{
+		"no launch record and nothing in the cluster":     {name: "pytorch-train-none000001"},
+		"launched an hour ago, objects gone since":        {name: "pytorch-train-old0000001"},
+		"launched moments ago and deleted through Gantry": {name: "pytorch-train-gone000001"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			jobPath := "/teams/" + p.team + "/jobs/" + tc.name
+			for _, path := range []string{jobPath, jobPath + "/status", "/api/v1" + jobPath} {
+				code, body := p.get(t, path)
+				assert.Equal(t, http.StatusNotFound, code, "%s: %s", path, body)
+			}
+		})
+	}
+}
