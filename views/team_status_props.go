@@ -19,6 +19,9 @@ type TeamStatusProps struct {
 	LedgerCSV  string
 	StatusURL  string
 	MonthLabel string
+	// AsOf is when the wait and cost figures were computed (HH:MM:SS UTC);
+	// they are shared between requests for a few seconds.
+	AsOf string
 }
 
 // QuotaUseRow is one flavor's quota of a queue.

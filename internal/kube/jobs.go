@@ -64,7 +64,29 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex}); err != nil {
 		return nil, fmt.Errorf("index workloads by owner: %w", err)
 	}
+	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets,
+		"deployments": c.deployments, "pods": c.pods, "workloads": c.workloads} {
+		if err := inf.SetTransform(trimObject); err != nil {
+			return nil, fmt.Errorf("trim %s: %w", name, err)
+		}
+	}
 	return c, nil
+}
+
+// trimObject drops what no page reads before an object enters a cache:
+// managedFields and kubectl's last-applied copy of the whole object are most
+// of a Job's or Workload's size, and a Node's image list most of a Node's.
+func trimObject(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		if a := o.GetAnnotations(); a != nil {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+	if n, ok := obj.(*corev1.Node); ok {
+		n.Status.Images = nil
+	}
+	return obj, nil
 }
 
 // Start runs the informers until ctx is cancelled. It does not block.
@@ -92,7 +114,8 @@ func (c *JobCache) WaitForSync(ctx context.Context) error {
 	return nil
 }
 
-// TeamJobs returns the team's Jobs, StatefulSets and Deployments.
+// TeamJobs returns the team's Jobs, StatefulSets and Deployments, in no
+// particular order: the job list sorts them its own way, newest first.
 func (c *JobCache) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error) {
 	if !c.HasSynced() {
 		return nil, nil, nil, ErrNotSynced
@@ -105,7 +128,17 @@ func (c *JobCache) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet,
 			return nil, nil, nil, fmt.Errorf("list jobs of team %s from cache: %w", team, err)
 		}
 	}
-	return sortedByName[*batchv1.Job](jobs), sortedByName[*appsv1.StatefulSet](sts), sortedByName[*appsv1.Deployment](deps), nil
+	return typed[*batchv1.Job](jobs), typed[*appsv1.StatefulSet](sts), typed[*appsv1.Deployment](deps), nil
+}
+
+func typed[T any](objs []any) []T {
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Job returns the named batch Job, or an error matching ErrNotFound.

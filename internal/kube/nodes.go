@@ -26,6 +26,8 @@ type NodeCache struct {
 func NewNodeCache(client kubernetes.Interface, resync time.Duration) *NodeCache {
 	factory := informers.NewSharedInformerFactory(client, resync)
 	n := factory.Core().V1().Nodes()
+	// SetTransform only fails on a started informer; this one is new.
+	_ = n.Informer().SetTransform(trimObject)
 	return &NodeCache{factory: factory, nodes: n.Informer(), lister: n.Lister()}
 }
 

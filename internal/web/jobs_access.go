@@ -30,6 +30,7 @@ type JobReader interface {
 	Record(ctx context.Context, team, name string) (store.Launch, error)
 	Status(team, name string, kind catalog.Kind) (launch.Status, error)
 	TeamStatuses(team string) ([]launch.Status, error)
+	JobList(f launch.JobFilter, page, perPage int) (launch.JobPage, error)
 }
 
 // errNotYourTeam hides other teams' jobs as if they did not exist.

@@ -90,6 +90,9 @@ type Deps struct {
 // handler holds what every action needs.
 type handler struct {
 	Deps
+	// teamFigures shares the team page's wait and cost figures between
+	// requests for a few seconds; nil computes them every time.
+	teamFigures *teamFiguresCache
 }
 
 // NewHandler builds the portal's HTTP handler.
@@ -103,7 +106,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.ReadyTimeout == 0 {
 		d.ReadyTimeout = 2 * time.Second
 	}
-	h := &handler{Deps: d}
+	h := &handler{Deps: d, teamFigures: newTeamFiguresCache()}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
 		return nil, err

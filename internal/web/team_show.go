@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/cost"
@@ -33,6 +35,9 @@ type teamStatus struct {
 	Month    cost.Report
 	// Running is what admitted, unfinished runs have cost so far.
 	Running cost.Spend
+	// AsOf is when Waits, Month and Running were computed: they are shared
+	// between requests for a few seconds.
+	AsOf time.Time
 }
 
 // waitStat is the wait before admission for one flavor.
@@ -70,19 +75,94 @@ func (h *handler) teamShow(c *gin.Context) {
 }
 
 func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, error) {
-	now := h.Now()
 	ts := teamStatus{Team: team}
 	ts.Queue, ts.QueueErr = h.Status.Reader.TeamQueue(team)
 	if ts.QueueErr != nil && !errors.Is(ts.QueueErr, kube.ErrNotSynced) && !errors.Is(ts.QueueErr, kube.ErrNotFound) {
 		return teamStatus{}, ts.QueueErr
 	}
+	f, err := h.teamFiguresOf(ctx, team)
+	if err != nil {
+		return teamStatus{}, err
+	}
+	ts.Waits, ts.Month, ts.Running, ts.AsOf = f.waits, f.month, f.running, f.asOf
+	return ts, nil
+}
+
+// teamFiguresTTL is how long a team's wait and cost figures are reused:
+// they walk every Workload of the team and the ledger's last weeks, which at
+// thousands of workloads costs more than a page view should. Quota and queue
+// counts stay live.
+const teamFiguresTTL = 5 * time.Second
+
+// teamFigures are a team's waits, month and running spend at asOf.
+type teamFigures struct {
+	waits   []waitStat
+	month   cost.Report
+	running cost.Spend
+	asOf    time.Time
+	// unsynced marks figures computed before the cache listed once: not kept.
+	unsynced bool
+}
+
+// teamFiguresCache keeps teamFigures per team; concurrent requests for a
+// team whose figures are stale share one computation.
+type teamFiguresCache struct {
+	group  singleflight.Group
+	mu     sync.Mutex
+	byTeam map[string]teamFigures
+}
+
+func newTeamFiguresCache() *teamFiguresCache {
+	return &teamFiguresCache{byTeam: map[string]teamFigures{}}
+}
+
+// fresh returns the team's figures if they are younger than teamFiguresTTL at now.
+func (c *teamFiguresCache) fresh(team string, now time.Time) (teamFigures, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.byTeam[team]
+	return f, ok && now.Sub(f.asOf) < teamFiguresTTL && !now.Before(f.asOf)
+}
+
+// teamFiguresOf returns the team's figures, at most teamFiguresTTL old.
+func (h *handler) teamFiguresOf(ctx context.Context, team string) (teamFigures, error) {
+	if h.teamFigures == nil {
+		return h.computeTeamFigures(ctx, team)
+	}
+	if f, ok := h.teamFigures.fresh(team, h.Now()); ok {
+		return f, nil
+	}
+	v, err, _ := h.teamFigures.group.Do(team, func() (any, error) {
+		// A request that found the figures stale just before another
+		// computation finished takes that one's result.
+		if f, ok := h.teamFigures.fresh(team, h.Now()); ok {
+			return f, nil
+		}
+		f, err := h.computeTeamFigures(context.WithoutCancel(ctx), team)
+		if err != nil || f.unsynced {
+			return f, err
+		}
+		h.teamFigures.mu.Lock()
+		h.teamFigures.byTeam[team] = f
+		h.teamFigures.mu.Unlock()
+		return f, nil
+	})
+	if err != nil {
+		return teamFigures{}, err
+	}
+	return v.(teamFigures), nil
+}
+
+func (h *handler) computeTeamFigures(ctx context.Context, team string) (teamFigures, error) {
+	now := h.Now()
+	f := teamFigures{asOf: now}
 	from := cost.MonthStart(now)
 	if weekAgo := now.Add(-7 * 24 * time.Hour); weekAgo.Before(from) {
 		from = weekAgo
 	}
 	rows, err := h.Status.Costs.LedgerRows(ctx, team, from, now.Add(time.Second))
 	if err != nil {
-		return teamStatus{}, err
+		return teamFigures{}, err
 	}
 	var month []store.LedgerRow
 	for _, r := range rows {
@@ -90,7 +170,7 @@ func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, er
 			month = append(month, r)
 		}
 	}
-	ts.Month = cost.Summarize(month, cost.MonthStart(now), now, topJobs)
+	f.month = cost.Summarize(month, cost.MonthStart(now), now, topJobs)
 
 	// Waits of runs admitted in the last week: ended (ledger) and ongoing (cache).
 	type sample struct {
@@ -104,12 +184,13 @@ func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, er
 	}
 	pr, err := h.prices(ctx)
 	if err != nil {
-		return teamStatus{}, err
+		return teamFigures{}, err
 	}
 	wls, err := h.Status.Jobs.NamespaceWorkloads("team-" + team)
 	if err != nil && !errors.Is(err, kube.ErrNotSynced) {
-		return teamStatus{}, err
+		return teamFigures{}, err
 	}
+	f.unsynced = err != nil
 	samples = slices.Grow(samples, len(wls))
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
@@ -118,7 +199,7 @@ func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, er
 		}
 		samples = append(samples, sample{r.Flavor, r.Admitted, r.Wait().Seconds()})
 		p := pr.of(r.Flavor, r.Resource)
-		ts.Running.Add(store.LedgerRow{AllocatedGPUHours: r.GPUHours(), USDPerHour: p, CostUSD: p * r.GPUHours(), Outcome: cost.OutcomeSucceeded})
+		f.running.Add(store.LedgerRow{AllocatedGPUHours: r.GPUHours(), USDPerHour: p, CostUSD: p * r.GPUHours(), Outcome: cost.OutcomeSucceeded})
 	}
 	byFlavor := map[string][2][]float64{}
 	for _, s := range samples {
@@ -133,12 +214,12 @@ func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, er
 		byFlavor[s.flavor] = w
 	}
 	for flavor, w := range byFlavor {
-		ts.Waits = append(ts.Waits, waitStat{Flavor: flavor, DayRuns: len(w[0]), WeekRuns: len(w[1]),
+		f.waits = append(f.waits, waitStat{Flavor: flavor, DayRuns: len(w[0]), WeekRuns: len(w[1]),
 			DayP50: secs(percentile(w[0], 0.5)), DayP95: secs(percentile(w[0], 0.95)),
 			WeekP50: secs(percentile(w[1], 0.5)), WeekP95: secs(percentile(w[1], 0.95))})
 	}
-	slices.SortFunc(ts.Waits, func(a, b waitStat) int { return strings.Compare(a.Flavor, b.Flavor) })
-	return ts, nil
+	slices.SortFunc(f.waits, func(a, b waitStat) int { return strings.Compare(a.Flavor, b.Flavor) })
+	return f, nil
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -146,7 +227,8 @@ func secs(s float64) time.Duration { return time.Duration(s * float64(time.Secon
 func teamStatusProps(ts teamStatus) views.TeamStatusProps {
 	p := views.TeamStatusProps{Team: ts.Team, Pending: ts.Queue.Pending, Admitted: ts.Queue.Admitted,
 		LedgerCSV: "/teams/" + ts.Team + "/ledger.csv", MonthLabel: ts.Month.From.Format("January 2006"),
-		Spend: spendView(ts.Month.Spend), Running: spendView(ts.Running), Unpriced: ts.Month.Unpriced}
+		Spend: spendView(ts.Month.Spend), Running: spendView(ts.Running), Unpriced: ts.Month.Unpriced,
+		AsOf: ts.AsOf.UTC().Format("15:04:05")}
 	switch {
 	case errors.Is(ts.QueueErr, kube.ErrNotSynced):
 		p.Error = "The portal is still reading the cluster; quota and queue figures appear in a moment. Reload the page."

@@ -1,0 +1,128 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// countingCluster counts how often the team's workloads are walked.
+type countingCluster struct {
+	*benchCluster
+	walks atomic.Int64
+}
+
+func (c *countingCluster) NamespaceWorkloads(ns string) ([]*kueue.Workload, error) {
+	c.walks.Add(1)
+	return c.benchCluster.NamespaceWorkloads(ns)
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestTeamPageSharesWaitAndCostFiguresForAFewSeconds(t *testing.T) {
+	c := &countingCluster{benchCluster: newBenchCluster(300)}
+	// The bench cluster's runs were admitted in the minutes before now.
+	start := time.Now().UTC().Truncate(time.Second)
+	clock := &testClock{now: start}
+	h := &handler{Deps: Deps{Now: clock.Now, Log: slog.New(slog.DiscardHandler),
+		Status: &StatusDeps{Reader: queue.StatusReader{Queues: c, Workloads: c}, Jobs: c, Costs: c}}, teamFigures: newTeamFiguresCache()}
+	page := func() *goquery.Document {
+		t.Helper()
+		ts, err := h.teamStatusOf(t.Context(), benchTeam)
+		require.NoError(t, err)
+		var b strings.Builder
+		require.NoError(t, views.TeamStatusPage(views.Nav{}, teamStatusProps(ts)).Render(t.Context(), &b))
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+		require.NoError(t, err)
+		return doc
+	}
+
+	var wg sync.WaitGroup
+	for range benchUsers {
+		wg.Go(func() { page() })
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, c.walks.Load(), "%d people opening the page at once share one walk over the workloads", benchUsers)
+
+	doc := page()
+	first := testIDText(doc, "running-now")
+	assert.Contains(t, testIDText(doc, "figures-as-of"), "as of "+start.Format("15:04:05")+" UTC", "the page says how fresh the figures are")
+	assert.NotContains(t, first, "Running now: 0.00 GPU-hours", "the running jobs count")
+
+	clock.Add(3 * time.Second)
+	doc = page()
+	assert.Equal(t, first, testIDText(doc, "running-now"), "a few seconds later the same figures")
+	assert.Contains(t, testIDText(doc, "figures-as-of"), "as of "+start.Format("15:04:05")+" UTC")
+	assert.EqualValues(t, 1, c.walks.Load())
+
+	clock.Add(3 * time.Second)
+	doc = page()
+	later := testIDText(doc, "running-now")
+	assert.Contains(t, testIDText(doc, "figures-as-of"), "as of "+start.Add(6*time.Second).Format("15:04:05")+" UTC", "after five seconds the figures are fresh again")
+	assert.NotEqual(t, first, later, "and the running jobs have run longer")
+	assert.EqualValues(t, 2, c.walks.Load())
+}
+
+// BenchmarkTeamPageShared10k is the team page at 10,000 workloads as the
+// portal serves it: running figures shared between requests.
+func BenchmarkTeamPageShared10k(b *testing.B) {
+	c := newBenchCluster(benchWorkloads)
+	h := benchHandler(c)
+	h.teamFigures = newTeamFiguresCache()
+	defer reportHeap(b)
+	runUsers(b, func() error {
+		ts, err := h.teamStatusOf(context.Background(), benchTeam)
+		if err != nil {
+			return err
+		}
+		return views.TeamStatusPage(views.Nav{}, teamStatusProps(ts)).Render(context.Background(), io.Discard)
+	})
+}
+
+// BenchmarkJobListPage10k is one page of the job list at 10,000 jobs.
+func BenchmarkJobListPage10k(b *testing.B) {
+	c := newBenchCluster(benchWorkloads)
+	r := launch.Reader{Jobs: c}
+	defer reportHeap(b)
+	runUsers(b, func() error {
+		jp, err := r.JobList(launch.JobFilter{Teams: []string{benchTeam}}, 3, jobsPerPage)
+		if err != nil {
+			return err
+		}
+		p := views.JobListProps{Total: jp.Total, Page: jp.Page, Pages: jp.Pages}
+		for _, s := range jp.Statuses {
+			p.Jobs = append(p.Jobs, views.JobRow{Team: s.Team, Name: s.Name, Kind: string(s.Kind), Owner: s.Owner, Phase: s.Phase, Pool: s.Pool, URL: jobURL(s.Team, s.Name)})
+		}
+		return views.JobListPage(views.Nav{}, p).Render(context.Background(), io.Discard)
+	})
+}
