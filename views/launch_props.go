@@ -99,13 +99,6 @@ type JobRow struct {
 	Team, Name, Kind, Owner, Template, Phase, Pool, URL string
 }
 
-// JobsProps is the jobs list of the user's teams.
-type JobsProps struct {
-	Jobs []JobRow
-	// Error is set when the cluster could not be read.
-	Error string
-}
-
 func joinComma(items []string) string {
 	out := ""
 	for i, s := range items {

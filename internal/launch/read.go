@@ -63,45 +63,6 @@ func (r Reader) Status(team, name string, kind catalog.Kind) (Status, error) {
 	return StatusOf(r.Jobs, Namespace(team), name, kind)
 }
 
-// TeamStatuses returns the status of every job of the team, newest first.
-func (r Reader) TeamStatuses(team string) ([]Status, error) {
-	jobs, sts, deps, err := r.Jobs.TeamJobs(team)
-	if err != nil {
-		return nil, err
-	}
-	ns := Namespace(team)
-	type ref struct {
-		name    string
-		kind    catalog.Kind
-		created int64
-	}
-	var refs []ref
-	for _, j := range jobs {
-		refs = append(refs, ref{j.Name, catalog.KindTraining, j.CreationTimestamp.UnixNano()})
-	}
-	for _, s := range sts {
-		refs = append(refs, ref{s.Name, catalog.KindNotebook, s.CreationTimestamp.UnixNano()})
-	}
-	for _, d := range deps {
-		refs = append(refs, ref{d.Name, catalog.KindInference, d.CreationTimestamp.UnixNano()})
-	}
-	slices.SortFunc(refs, func(a, b ref) int {
-		if c := cmp.Compare(b.created, a.created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	out := make([]Status, 0, len(refs))
-	for _, rf := range refs {
-		st, err := StatusOf(r.Jobs, ns, rf.name, rf.kind)
-		if err != nil {
-			continue // deleted between list and get
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
 // JobFilter narrows the job list; zero fields match everything.
 type JobFilter struct {
 	// Teams are the teams whose jobs are listed (the user's teams).

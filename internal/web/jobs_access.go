@@ -29,7 +29,6 @@ type JobReader interface {
 	TemplatesFor(ctx context.Context, teams []string) ([]catalog.Template, error)
 	Record(ctx context.Context, team, name string) (store.Launch, error)
 	Status(team, name string, kind catalog.Kind) (launch.Status, error)
-	TeamStatuses(team string) ([]launch.Status, error)
 	JobList(f launch.JobFilter, page, perPage int) (launch.JobPage, error)
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
-	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -226,23 +225,5 @@ func BenchmarkJobStatus10k(b *testing.B) {
 			return err
 		}
 		return views.JobQueueStatusFragment(jobQueueProps(q)).Render(context.Background(), io.Discard)
-	})
-}
-
-func BenchmarkJobList10k(b *testing.B) {
-	c := newBenchCluster(benchWorkloads)
-	r := launch.Reader{Jobs: c}
-	defer runtime.KeepAlive(c)
-	defer reportHeap(b)
-	runUsers(b, func() error {
-		sts, err := r.TeamStatuses(benchTeam)
-		if err != nil {
-			return err
-		}
-		p := views.JobsProps{}
-		for _, s := range sts {
-			p.Jobs = append(p.Jobs, views.JobRow{Team: benchTeam, Name: s.Name, Kind: string(s.Kind), Owner: s.Owner, Phase: s.Phase, Pool: s.Pool, URL: jobURL(benchTeam, s.Name)})
-		}
-		return views.JobsPage(views.Nav{}, p).Render(context.Background(), io.Discard)
 	})
 }
