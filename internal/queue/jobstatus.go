@@ -211,6 +211,13 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 			st.Phase = phase
 		}
 	}
+	if st.AdmittedAt.IsZero() && st.Eviction != nil {
+		// An eviction resets the Admitted condition, so the object no
+		// longer says when the run was admitted; Kueue's Admitted event does.
+		if e, ok := r.admittedEvent(wl); ok {
+			st.Timeline = append(st.Timeline, Moment{At: kube.LastSeen(e), Phase: PhaseAdmitted, Detail: e.Message})
+		}
+	}
 	if c := trueCond(conds, kueue.WorkloadFinished); c != nil {
 		st.Phase = PhaseSucceeded
 		if c.Reason != kueue.WorkloadFinishedReasonSucceeded {
@@ -240,6 +247,24 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 
 // events gathers the recent events about the job (the owners of its
 // Workloads), its Workloads and its pods, most recent first.
+// admittedEvent finds Kueue's latest "Admitted" event of the workload.
+func (r StatusReader) admittedEvent(wl *kueue.Workload) (*corev1.Event, bool) {
+	if r.Events == nil {
+		return nil, false
+	}
+	evs, err := r.Events.EventsAbout(wl.Namespace, "Workload", wl.Name)
+	if err != nil {
+		return nil, false
+	}
+	var found *corev1.Event
+	for _, e := range evs {
+		if e.Reason == "Admitted" && (found == nil || kube.LastSeen(e).After(kube.LastSeen(found))) {
+			found = e
+		}
+	}
+	return found, found != nil
+}
+
 func (r StatusReader) events(in StatusInput) []JobEvent {
 	if r.Events == nil {
 		return nil

@@ -49,8 +49,12 @@ func newStatusEnv(t *testing.T) statusEnv {
 	jobs.Start(ctx)
 	require.NoError(t, queues.WaitForSync(ctx))
 	require.NoError(t, jobs.WaitForSync(ctx))
+	events, err := kube.NewEventCache(clients.Kube, 0)
+	require.NoError(t, err)
+	events.Start(ctx)
+	require.NoError(t, events.WaitForSync(ctx))
 	return statusEnv{env: env, team: team.Name, ns: team.Namespace(), jobs: jobs,
-		reader: StatusReader{Queues: queues, Workloads: jobs, Positions: VisibilityPositions{Client: clients.Kueue}}}
+		reader: StatusReader{Queues: queues, Workloads: jobs, Positions: VisibilityPositions{Client: clients.Kueue}, Events: events}}
 }
 
 // gpuJob is a training Job on the H100 pool asking for gpus GPUs.
@@ -90,6 +94,13 @@ func TestPendingJobShowsPositionAndShortfall(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NotNil(c, s.status(c, "first").Pending)
 	}, 30*time.Second, 250*time.Millisecond)
+	// Kueue orders equal priorities by creation time, which Kubernetes
+	// keeps in whole seconds: "second" must be created in a later second
+	// than "first" for "first" to be ahead of it.
+	wls, err := s.jobs.WorkloadsOwnedBy(s.ns, "Job", "first")
+	require.NoError(t, err)
+	require.Len(t, wls, 1)
+	time.Sleep(time.Until(wls[0].CreationTimestamp.Add(time.Second)))
 	s.gpuJob(t, "second", 4, "batch", long)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -109,10 +120,10 @@ func TestPendingJobShowsPositionAndShortfall(t *testing.T) {
 		assert.Contains(c, p.Raw, h100, "Kueue's own message names the flavor")
 		assert.Positive(c, st.Waited)
 	}, 30*time.Second, 250*time.Millisecond)
-	first := s.status(t, "first")
-	require.NotNil(t, first.Pending)
-	assert.Equal(t, 0, first.Pending.PositionCluster)
-	assert.Contains(t, first.Pending.Words, "next in line")
+	firstStatus := s.status(t, "first")
+	require.NotNil(t, firstStatus.Pending)
+	assert.Equal(t, 0, firstStatus.Pending.PositionCluster)
+	assert.Contains(t, firstStatus.Pending.Words, "next in line")
 }
 
 func TestPreemptedJobNamesPreemptor(t *testing.T) {

@@ -118,7 +118,10 @@ func TestStatusRecoversAfterAPIServerOutage(t *testing.T) {
 		assert.Equal(c, PhaseRunning, st.Phase, "the cache re-listed and watches again")
 		assert.Equal(c, int64(2), st.Allocation.Count)
 	}, 2*time.Minute, 500*time.Millisecond)
-	q, err := viaProxy.reader.TeamQueue(s.team)
-	require.NoError(t, err)
-	assert.Equal(t, 2, q.Admitted)
+	// Kueue updates the ClusterQueue's counters a moment after admitting.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		q, err := viaProxy.reader.TeamQueue(s.team)
+		require.NoError(c, err)
+		assert.Equal(c, 2, q.Admitted)
+	}, 30*time.Second, 250*time.Millisecond)
 }
