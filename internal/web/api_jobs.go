@@ -69,12 +69,7 @@ func (h *handler) apiJobCreate(c *gin.Context) {
 
 // apiJobGet returns a job's record and status.
 func (h *handler) apiJobGet(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	st, err := h.jobStatusOf(rec)
+	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return

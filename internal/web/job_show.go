@@ -56,15 +56,21 @@ func creatingStatus(rec store.Launch) launch.Status {
 	return st
 }
 
+// jobWithStatus reads the job the request names (if the user may see it)
+// and its status.
+func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, error) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		return rec, launch.Status{}, err
+	}
+	st, err := h.jobStatusOf(rec)
+	return rec, st, err
+}
+
 // jobShow is a job's page: status from the cluster cache, how to reach it,
 // actions, parameters and the rendered manifest.
 func (h *handler) jobShow(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	st, err := h.jobStatusOf(rec)
+	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -84,12 +90,7 @@ func (h *handler) jobShow(c *gin.Context) {
 
 // jobStatusFragment is the status part of the job page, for the refresh script.
 func (h *handler) jobStatusFragment(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	st, err := h.jobStatusOf(rec)
+	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return
