@@ -282,3 +282,30 @@ func TestMarshalRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A template cannot queue its workloads above its kind's priority: the
+// cluster would refuse them at launch (deploy/policies/workload-labels.yaml).
+func TestTemplatePriorityFollowsItsKind(t *testing.T) {
+	cases := map[string]struct {
+		priority string
+		wantErr  string
+	}{
+		"kind's default":   {},
+		"its own class":    {priority: "training"},
+		"lowered to batch": {priority: "batch"},
+		"above its kind": {priority: "inference",
+			wantErr: `priority class "inference" is not one a training template may use (training or batch)`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tpl := seeded(t)["pytorch-train"]
+			tpl.PriorityClass = tc.priority
+			err := tpl.Validate()
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}

@@ -28,6 +28,14 @@ const (
 	KindInference Kind = "inference"
 )
 
+// PriorityBatch is the lowest WorkloadPriorityClass, first to be preempted.
+const PriorityBatch = "batch"
+
+// Priorities are the WorkloadPriorityClasses a workload of the kind may run
+// at: the kind's own (classes are named after kinds) or batch. The
+// cluster's gantry-workload-labels policy holds people to the same.
+func (k Kind) Priorities() []string { return []string{string(k), PriorityBatch} }
+
 // Template is one version of a launchable workload definition. Its YAML form
 // (sigs.k8s.io/yaml, JSON field names) is the file format of deploy/templates
 // and of template import/export.
@@ -214,6 +222,9 @@ func (t *Template) Validate() error {
 	case KindNotebook, KindTraining, KindInference:
 	default:
 		add("kind %q must be notebook, training or inference", t.Kind)
+	}
+	if t.PriorityClass != "" && !slices.Contains(t.Kind.Priorities(), t.PriorityClass) {
+		add("priority class %q is not one a %s template may use (%s)", t.PriorityClass, t.Kind, strings.Join(t.Kind.Priorities(), " or "))
 	}
 	if t.Title == "" {
 		add("title is required")
