@@ -4,6 +4,9 @@ package views
 const (
 	FieldLaunchID = "launchId"
 	FieldTeam     = "team"
+	// FieldVersion carries the template version the form shows, so a
+	// submit after a newer version was published is refused, not swapped.
+	FieldVersion = "version"
 )
 
 // Option is one choice of a select.

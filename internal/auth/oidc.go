@@ -114,43 +114,62 @@ func NewOIDC(ctx context.Context, opts OIDCOptions) (*OIDC, error) {
 // BeginLogin stores a fresh state, nonce, PKCE verifier and the page to
 // return to in the session, and returns the IdP authorization URL.
 func (o *OIDC) BeginLogin(ctx context.Context, sm *scs.SessionManager, next string) (string, error) {
+	in, authURL, err := o.StartLogin(next)
+	if err != nil {
+		return "", err
+	}
+	sm.Put(ctx, keyLoginState, in.State)
+	sm.Put(ctx, keyNonce, in.Nonce)
+	sm.Put(ctx, keyVerifier, in.Verifier)
+	sm.Put(ctx, keyNext, in.Next)
+	return authURL, nil
+}
+
+// StartLogin makes a fresh state, nonce and PKCE verifier and returns them,
+// with the page to return to, for the caller to keep until the callback,
+// together with the IdP authorization URL.
+func (o *OIDC) StartLogin(next string) (LoginInProgress, string, error) {
 	state, err := randomString()
 	if err != nil {
-		return "", fmt.Errorf("begin login: %w", err)
+		return LoginInProgress{}, "", fmt.Errorf("begin login: %w", err)
 	}
 	nonce, err := randomString()
 	if err != nil {
-		return "", fmt.Errorf("begin login: %w", err)
+		return LoginInProgress{}, "", fmt.Errorf("begin login: %w", err)
 	}
-	verifier := oauth2.GenerateVerifier()
-	sm.Put(ctx, keyLoginState, state)
-	sm.Put(ctx, keyNonce, nonce)
-	sm.Put(ctx, keyVerifier, verifier)
-	sm.Put(ctx, keyNext, SafeNext(next))
-	return o.oauth.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+	in := LoginInProgress{State: state, Nonce: nonce, Verifier: oauth2.GenerateVerifier(), Next: SafeNext(next)}
+	return in, o.oauth.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(in.Verifier)), nil
 }
 
 // CompleteLogin checks the authorization response in query against the
 // login stored in the session (which it consumes, so a response cannot be
-// replayed), redeems the code with the PKCE verifier and verifies the ID
-// token and its nonce. It returns the identity and the local path to go to.
+// replayed), as FinishLogin does.
 func (o *OIDC) CompleteLogin(ctx context.Context, sm *scs.SessionManager, query url.Values) (Identity, string, error) {
-	wantState := sm.PopString(ctx, keyLoginState)
-	nonce := sm.PopString(ctx, keyNonce)
-	verifier := sm.PopString(ctx, keyVerifier)
-	next := SafeNext(sm.PopString(ctx, keyNext))
+	return o.FinishLogin(ctx, LoginInProgress{
+		State:    sm.PopString(ctx, keyLoginState),
+		Nonce:    sm.PopString(ctx, keyNonce),
+		Verifier: sm.PopString(ctx, keyVerifier),
+		Next:     sm.PopString(ctx, keyNext),
+	}, query)
+}
 
+// FinishLogin checks the authorization response in query against the
+// login the browser started, redeems the code with the PKCE verifier and
+// verifies the ID token and its nonce. It returns the identity and the
+// local path to go to.
+func (o *OIDC) FinishLogin(ctx context.Context, want LoginInProgress, query url.Values) (Identity, string, error) {
+	next := SafeNext(want.Next)
 	if e := query.Get("error"); e != "" {
 		return Identity{}, next, fmt.Errorf("%w: %s %s", ErrProviderRefused, e, query.Get("error_description"))
 	}
-	if wantState == "" || nonce == "" || verifier == "" {
+	if want.State == "" || want.Nonce == "" || want.Verifier == "" {
 		return Identity{}, next, ErrNoLoginInProgress
 	}
-	if subtle.ConstantTimeCompare([]byte(wantState), []byte(query.Get("state"))) != 1 {
+	if subtle.ConstantTimeCompare([]byte(want.State), []byte(query.Get("state"))) != 1 {
 		return Identity{}, next, ErrStateMismatch
 	}
 	ctx = oidc.ClientContext(ctx, o.httpClient)
-	tok, err := o.oauth.Exchange(ctx, query.Get("code"), oauth2.VerifierOption(verifier))
+	tok, err := o.oauth.Exchange(ctx, query.Get("code"), oauth2.VerifierOption(want.Verifier))
 	if err != nil {
 		return Identity{}, next, fmt.Errorf("%w: %w", ErrCodeExchange, err)
 	}
@@ -158,7 +177,7 @@ func (o *OIDC) CompleteLogin(ctx context.Context, sm *scs.SessionManager, query 
 	if !ok || raw == "" {
 		return Identity{}, next, fmt.Errorf("%w: the token response has no id_token", ErrIDTokenInvalid)
 	}
-	id, err := o.VerifyIDToken(ctx, raw, nonce)
+	id, err := o.VerifyIDToken(ctx, raw, want.Nonce)
 	if err != nil {
 		return Identity{}, next, err
 	}

@@ -161,8 +161,20 @@ func (s *Service) Template(ctx context.Context, name string, version int) (catal
 	return Decode(tv)
 }
 
+// OutdatedVersionError is a launch asking for a published version of a
+// template that a newer published version has replaced.
+type OutdatedVersionError struct {
+	Title         string
+	Asked, Newest int
+}
+
+func (e *OutdatedVersionError) Error() string {
+	return fmt.Sprintf("Version %d of the template %q has been replaced by version %d; only the newest published version can be launched. Launch version %d, or leave the version out.",
+		e.Asked, e.Title, e.Newest, e.Newest)
+}
+
 // launchable loads the version a launch asks for, refusing retired
-// templates and unpublished drafts in words.
+// templates, unpublished drafts and replaced versions in words.
 func (s *Service) launchable(ctx context.Context, name string, version int) (catalog.Template, error) {
 	tv, err := s.Store.TemplateVersionOf(ctx, name, version)
 	if err != nil {
@@ -173,6 +185,15 @@ func (s *Service) launchable(ctx context.Context, name string, version int) (cat
 		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("The template %q has been retired by the Gantry admins and cannot be launched any more; choose another template.", tv.Title)}
 	case tv.Draft:
 		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("Version %d of the template %q is a draft; only published versions can be launched.", tv.Version, tv.Title)}
+	}
+	if version > 0 {
+		newest, err := s.Store.TemplateVersionOf(ctx, name, 0)
+		if err != nil {
+			return catalog.Template{}, fmt.Errorf("launch %s v%d: newest version: %w", name, version, err)
+		}
+		if newest.Version != tv.Version {
+			return catalog.Template{}, &OutdatedVersionError{Title: tv.Title, Asked: tv.Version, Newest: newest.Version}
+		}
 	}
 	return Decode(tv)
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -41,7 +43,12 @@ func (h *handler) apiJobCreate(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var req apiLaunchRequest
 	if err := c.ShouldBindJSON(&req); err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": "Bad request", "message": "Send a JSON object with template, parameters and optionally version and launchId."})
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.fail(c, fmt.Errorf("launch request: %w", err))
+			return
+		}
+		c.JSON(http.StatusBadRequest, gin.H{"error": "Bad request", "code": "bad_request", "message": "Send a JSON object with template, parameters and optionally version and launchId."})
 		return
 	}
 	if req.LaunchID == "" {
@@ -53,7 +60,7 @@ func (h *handler) apiJobCreate(c *gin.Context) {
 	})
 	if err != nil {
 		if errs, status := launchProblem(err); errs != nil {
-			c.JSON(status, gin.H{"error": "The job was not launched", "message": errs.Error(), "fields": errs})
+			c.JSON(status, gin.H{"error": "The job was not launched", "code": apiCode(err, status), "message": errs.Error(), "fields": errs, "request_id": requestIDOf(c)})
 			return
 		}
 		h.fail(c, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -15,7 +16,11 @@ import (
 // the page first asked for.
 func (h *handler) callback(c *gin.Context) {
 	ctx := c.Request.Context()
-	id, next, err := h.Login.CompleteLogin(ctx, h.Sessions, c.Request.URL.Query())
+	want, err := h.loginCookie.Take(c.Writer, c.Request)
+	id, next := auth.Identity{}, "/"
+	if err == nil {
+		id, next, err = h.Login.FinishLogin(ctx, want, c.Request.URL.Query())
+	}
 	if err != nil {
 		if aerr := h.Audit.Record(ctx, audit.Event{
 			Actor:  "anonymous",

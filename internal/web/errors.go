@@ -28,6 +28,50 @@ type problem struct {
 	Message string
 }
 
+// Stable codes of the API's error shape that name one problem more
+// precisely than its status.
+const (
+	codeTemplateVersionOutdated = "template_version_outdated"
+	codeBodyTooLarge            = "body_too_large"
+)
+
+// apiCode is the stable machine-readable name of err in the API's error
+// shape: a precise code where one exists, else the status's general one.
+func apiCode(err error, status int) string {
+	var outdated *launch.OutdatedVersionError
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &outdated):
+		return codeTemplateVersionOutdated
+	case errors.As(err, &tooLarge):
+		return codeBodyTooLarge
+	}
+	switch status {
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnauthorized:
+		return "unauthenticated"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusRequestEntityTooLarge:
+		return codeBodyTooLarge
+	case http.StatusUnprocessableEntity:
+		return "invalid"
+	case http.StatusBadGateway:
+		return "bad_gateway"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	default:
+		return "internal"
+	}
+}
+
 var (
 	errPageNotFound     = errors.New("page not found")
 	errMethodNotAllowed = errors.New("method not allowed")
@@ -48,7 +92,14 @@ func describe(err error) problem {
 	var collision *launch.CollisionError
 	var scale *launch.ScaleError
 	var fields catalog.FieldErrors
+	var outdated *launch.OutdatedVersionError
+	var tooLarge *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooLarge):
+		return problem{http.StatusRequestEntityTooLarge, "Request too large",
+			fmt.Sprintf("The request body is larger than the %s this portal accepts, so it was not read. Send less data.", sizeInWords(tooLarge.Limit))}
+	case errors.As(err, &outdated):
+		return problem{http.StatusConflict, "Not the newest version", outdated.Error()}
 	case errors.Is(err, errCSRF):
 		return problem{http.StatusForbidden, "Request refused",
 			"The form you sent is missing its security token or the token does not match this browser session, so nothing was changed. Reload the page and try again."}
@@ -130,7 +181,7 @@ func (h *handler) fail(c *gin.Context, err error) {
 		return
 	}
 	if isAPI(c) {
-		c.AbortWithStatusJSON(p.Status, gin.H{"error": p.Title, "message": p.Message, "request_id": requestIDOf(c)})
+		c.AbortWithStatusJSON(p.Status, gin.H{"error": p.Title, "code": apiCode(err, p.Status), "message": p.Message, "request_id": requestIDOf(c)})
 		return
 	}
 	h.render(c, p.Status, views.ErrorPage(h.nav(c, ""), views.ErrorProps{
@@ -159,4 +210,13 @@ func (h *handler) methodNotAllowed(c *gin.Context) { h.fail(c, errMethodNotAllow
 
 func (h *handler) recovered(c *gin.Context, v any) {
 	h.fail(c, fmt.Errorf("%w: %v", errPanic, v))
+}
+
+// sizeInWords writes a byte count as a person reads it.
+func sizeInWords(n int64) string {
+	const mib = 1 << 20
+	if n >= mib && n%mib == 0 {
+		return fmt.Sprintf("%d MiB", n/mib)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,7 +31,11 @@ func (h *handler) readyz(c *gin.Context) {
 			defer cancel()
 			if err := check.Check(ctx); err != nil {
 				failed[i] = true
-				results[i] = fmt.Sprintf("%s: failed: %v", check.Name, err)
+				// The body is public: it names the dependency, the log keeps the error.
+				results[i] = check.Name + ": failed"
+				if errors.Is(err, context.DeadlineExceeded) {
+					results[i] += " (no answer within " + h.ReadyTimeout.String() + ")"
+				}
 				h.Log.WarnContext(ctx, "readiness check failed", "check", check.Name, "err", err)
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -36,7 +37,12 @@ func (h *handler) launchSubmit(c *gin.Context) {
 	}
 	team := c.PostForm(views.FieldTeam)
 	launchID := c.PostForm(views.FieldLaunchID)
-	res, err := h.Launcher.Launch(ctx, actorOf(c, u), launch.Request{Team: team, Template: t.Name, Version: t.Version, Values: values, LaunchID: launchID})
+	// The version the person saw; a form without one launches the newest.
+	version := t.Version
+	if v, err := strconv.Atoi(c.PostForm(views.FieldVersion)); err == nil && v > 0 {
+		version = v
+	}
+	res, err := h.Launcher.Launch(ctx, actorOf(c, u), launch.Request{Team: team, Template: t.Name, Version: version, Values: values, LaunchID: launchID})
 	if err != nil {
 		errs, status := launchProblem(err)
 		if errs == nil {
@@ -69,7 +75,10 @@ func launchProblem(err error) (catalog.FieldErrors, int) {
 	var fe catalog.FieldErrors
 	var forbidden *launch.ForbiddenError
 	var collision *launch.CollisionError
+	var outdated *launch.OutdatedVersionError
 	switch {
+	case errors.As(err, &outdated):
+		return catalog.FieldErrors{"": outdated.Error()}, http.StatusConflict
 	case errors.As(err, &fe):
 		return fe, http.StatusUnprocessableEntity
 	case errors.As(err, &forbidden):

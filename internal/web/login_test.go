@@ -22,8 +22,8 @@ func TestAnonymousVisitLogsInAndReturnsToRequestedPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, first.Status)
 	assert.Contains(t, first.Body, "/interaction/", "anonymous visit ends on the IdP's login form")
 
-	preLogin := b.cookie(p.URL, auth.SessionCookieName)
-	require.NotNil(t, preLogin, "login state lives in a server-side session")
+	assert.Nil(t, b.cookie(p.URL, auth.SessionCookieName), "no session before sign-in, so none can be fixed on the victim")
+	require.NotNil(t, b.cookie(p.URL+"/auth/callback", "gantry_login"), "the login in progress lives in a short-lived encrypted cookie")
 
 	got := b.signIn(first, "alice")
 	require.Equal(t, http.StatusOK, got.Status)
@@ -32,9 +32,8 @@ func TestAnonymousVisitLogsInAndReturnsToRequestedPage(t *testing.T) {
 	assert.Equal(t, "alice", got.text("user-name"))
 	assert.Equal(t, "researcher", got.text("user-role"))
 
-	postLogin := b.cookie(p.URL, auth.SessionCookieName)
-	require.NotNil(t, postLogin)
-	assert.NotEqual(t, preLogin.Value, postLogin.Value, "session id rotated at login")
+	require.NotNil(t, b.cookie(p.URL, auth.SessionCookieName), "signed in with a session")
+	assert.Nil(t, b.cookie(p.URL+"/auth/callback", "gantry_login"), "the login cookie is used once")
 
 	entries, err := p.Store.AuditEntries(context.Background(), store.AuditFilter{Actor: "alice", Action: "login"})
 	require.NoError(t, err)
@@ -55,6 +54,38 @@ func TestSessionCookieAttributes(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 
+	cookies := map[string]*http.Cookie{}
+	for _, c := range resp.Cookies() {
+		cookies[c.Name] = c
+	}
+	assert.NotContains(t, cookies, auth.SessionCookieName, "an anonymous visit to the login page starts no session")
+	login := cookies["gantry_login"]
+	require.NotNil(t, login, "the login in progress is kept in a cookie")
+	assert.True(t, login.HttpOnly)
+	assert.Equal(t, http.SameSiteLaxMode, login.SameSite)
+	assert.False(t, login.Secure, "plain-HTTP public URL")
+	assert.Equal(t, "/auth/callback", login.Path, "sent only to the callback")
+	assert.LessOrEqual(t, login.MaxAge, 600, "short-lived")
+	assert.NotContains(t, login.Value, "/profile", "encrypted")
+
+	idp, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	q := idp.Query()
+	assert.Equal(t, "code", q.Get("response_type"))
+	assert.Equal(t, "S256", q.Get("code_challenge_method"))
+	assert.NotEmpty(t, q.Get("code_challenge"))
+	assert.NotEmpty(t, q.Get("state"))
+	assert.NotEmpty(t, q.Get("nonce"))
+	assert.Equal(t, p.URL+"/auth/callback", q.Get("redirect_uri"))
+
+	// The session cookie is set when the sign-in completes.
+	signer := newBrowser(t)
+	cb := signer.callbackURL(p.URL, "alice")
+	signer.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err = signer.client.Get(cb.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
 	var session *http.Cookie
 	for _, c := range resp.Cookies() {
 		if c.Name == auth.SessionCookieName {
@@ -66,16 +97,6 @@ func TestSessionCookieAttributes(t *testing.T) {
 	assert.Equal(t, http.SameSiteLaxMode, session.SameSite)
 	assert.False(t, session.Secure, "plain-HTTP public URL")
 	assert.Equal(t, "/", session.Path)
-
-	idp, err := url.Parse(resp.Header.Get("Location"))
-	require.NoError(t, err)
-	q := idp.Query()
-	assert.Equal(t, "code", q.Get("response_type"))
-	assert.Equal(t, "S256", q.Get("code_challenge_method"))
-	assert.NotEmpty(t, q.Get("code_challenge"))
-	assert.NotEmpty(t, q.Get("state"))
-	assert.NotEmpty(t, q.Get("nonce"))
-	assert.Equal(t, p.URL+"/auth/callback", q.Get("redirect_uri"))
 }
 
 func TestRolesAndTeamsFromGroups(t *testing.T) {

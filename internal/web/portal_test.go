@@ -65,12 +65,17 @@ type portal struct {
 	DSN   string
 	Store *store.Store
 	srv   *httptest.Server
+	// ProbeURL serves /healthz, /readyz and /metrics when the options ask
+	// for a separate probe port; else it is empty.
+	ProbeURL string
 }
 
 type portalOptions struct {
-	now         func() time.Time
-	idleTimeout time.Duration
-	ready       func(p *portal) []ReadinessCheck
+	now            func() time.Time
+	idleTimeout    time.Duration
+	ready          func(p *portal) []ReadinessCheck
+	trustedProxies []string
+	separateProbes bool
 }
 
 func testLog(t *testing.T) *slog.Logger {
@@ -124,7 +129,7 @@ func startPortal(t *testing.T, opts portalOptions) *portal {
 	if opts.ready != nil {
 		ready = opts.ready(p)
 	}
-	h, err := NewHandler(Deps{
+	h, probes, err := NewHandlers(Deps{
 		PublicURL: publicURL,
 		Issuer:    issuer,
 		CSRFKey:   auth.DeriveKey(clientSecret, "csrf"),
@@ -137,17 +142,24 @@ func startPortal(t *testing.T, opts portalOptions) *portal {
 			Resolver: auth.Resolver{Teams: db, AdminGroups: []string{"gantry-admins"}},
 			Log:      log,
 		},
-		Audit:        audit.New(db, nil),
-		Ready:        ready,
-		Static:       static.FS,
-		Registry:     prometheus.NewRegistry(),
-		Log:          log,
-		ReadyTimeout: time.Second,
+		Audit:          audit.New(db, nil),
+		Ready:          ready,
+		Static:         static.FS,
+		Registry:       prometheus.NewRegistry(),
+		Log:            log,
+		ReadyTimeout:   time.Second,
+		TrustedProxies: opts.trustedProxies,
+		SeparateProbes: opts.separateProbes,
 	})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
+	if probes != nil {
+		probeSrv := httptest.NewServer(probes)
+		t.Cleanup(probeSrv.Close)
+		p.ProbeURL = probeSrv.URL
+	}
 	return p
 }
 

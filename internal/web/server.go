@@ -29,8 +29,8 @@ type TeamOverviews interface {
 
 // LoginFlow is the OpenID Connect relying party.
 type LoginFlow interface {
-	BeginLogin(ctx context.Context, sm *scs.SessionManager, next string) (string, error)
-	CompleteLogin(ctx context.Context, sm *scs.SessionManager, query url.Values) (auth.Identity, string, error)
+	StartLogin(next string) (auth.LoginInProgress, string, error)
+	FinishLogin(ctx context.Context, want auth.LoginInProgress, query url.Values) (auth.Identity, string, error)
 	LogoutURL(idTokenHint string) string
 }
 
@@ -53,7 +53,8 @@ type Deps struct {
 	PublicURL *url.URL
 	// Issuer is allowed as a form target in the CSP (logout redirects there).
 	Issuer string
-	// CSRFKey is the 32-byte key signing CSRF cookies; equal on all replicas.
+	// CSRFKey is the 32-byte key signing CSRF cookies, from which the
+	// login cookie's keys are derived too; equal on all replicas.
 	CSRFKey []byte
 	// SecureCookies marks cookies Secure (public URL is https).
 	SecureCookies bool
@@ -80,6 +81,13 @@ type Deps struct {
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
 
+	// TrustedProxies are the addresses or CIDR ranges of the reverse proxies
+	// whose X-Forwarded-For is believed; none means the peer address is the client's.
+	TrustedProxies []string
+	// SeparateProbes serves /healthz, /readyz and /metrics only from the
+	// probe handler NewHandlers returns, not from the portal's own.
+	SeparateProbes bool
+
 	Registry *prometheus.Registry
 	Log      *slog.Logger
 	Now      func() time.Time
@@ -90,15 +98,26 @@ type Deps struct {
 // handler holds what every action needs.
 type handler struct {
 	Deps
+	// loginCookie carries a login in progress from /auth/login to the callback.
+	loginCookie *auth.LoginCookie
 	// teamFigures shares the team page's wait and cost figures between
 	// requests for a few seconds; nil computes them every time.
 	teamFigures *teamFiguresCache
 }
 
-// NewHandler builds the portal's HTTP handler.
+// NewHandler builds the portal's HTTP handler, probes and metrics included.
 func NewHandler(d Deps) (http.Handler, error) {
+	d.SeparateProbes = false
+	app, _, err := NewHandlers(d)
+	return app, err
+}
+
+// NewHandlers builds the portal's HTTP handler and, when d.SeparateProbes
+// is set, a second one serving only /healthz, /readyz and /metrics for a
+// port that kubelet and Prometheus reach but users do not; else probes is nil.
+func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if err := d.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -106,23 +125,35 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.ReadyTimeout == 0 {
 		d.ReadyTimeout = 2 * time.Second
 	}
-	h := &handler{Deps: d, teamFigures: newTeamFiguresCache()}
+	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	r := gin.New()
+	// Gin believes X-Forwarded-For from every peer unless told otherwise.
+	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
+		return nil, nil, fmt.Errorf("web: trusted proxies: %w", err)
+	}
 	r.ContextWithFallback = true
 	r.RedirectTrailingSlash = false
 	r.HandleMethodNotAllowed = true
-	r.Use(h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered))
+	r.Use(h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody)
 	r.NoRoute(append(h.sessionMiddleware(), h.notFound)...)
 	r.NoMethod(h.methodNotAllowed)
 
-	r.GET("/healthz", h.healthz)
-	r.GET("/readyz", h.readyz)
-	r.GET("/metrics", metrics.handler(d.Registry))
+	if d.SeparateProbes {
+		p := gin.New()
+		if err := p.SetTrustedProxies(nil); err != nil {
+			return nil, nil, fmt.Errorf("web: probe handler: %w", err)
+		}
+		p.Use(gin.CustomRecovery(h.recovered))
+		h.probeRoutes(p, metrics)
+		probes = p
+	} else {
+		h.probeRoutes(r, metrics)
+	}
 	if d.Static != nil {
 		r.StaticFS("/static", http.FS(d.Static))
 	}
@@ -208,7 +239,14 @@ func NewHandler(d Deps) (http.Handler, error) {
 			api.GET("/teams/:team/jobs/:name/status", h.apiJobStatus)
 		}
 	}
-	return r, nil
+	return r, probes, nil
+}
+
+// probeRoutes are liveness, readiness and metrics.
+func (h *handler) probeRoutes(r gin.IRoutes, metrics *httpMetrics) {
+	r.GET("/healthz", h.healthz)
+	r.GET("/readyz", h.readyz)
+	r.GET("/metrics", metrics.handler(h.Registry))
 }
 
 func (d Deps) validate() error {
