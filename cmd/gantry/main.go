@@ -190,7 +190,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	go func() { electorDone <- elector.Run(ctx, loops) }()
 
 	gin.SetMode(gin.ReleaseMode)
-	handler, err := web.NewHandler(web.Deps{
+	handler, probes, err := web.NewHandlers(web.Deps{
 		PublicURL:     cfg.PublicURL,
 		Issuer:        cfg.OIDCIssuer,
 		CSRFKey:       auth.DeriveKey(cfg.OIDCClientSecret, "csrf"),
@@ -215,22 +215,30 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Static:    static.FS,
 		Registry:  registry,
 		Log:       log,
+
+		TrustedProxies: cfg.TrustedProxies,
+		SeparateProbes: cfg.ProbeListen != "",
 	})
 	if err != nil {
 		return err
 	}
 
-	srv := &http.Server{
-		Addr:              cfg.Listen,
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	errc := make(chan error, 1)
+	srv := newServer(cfg.Listen, handler)
+	errc := make(chan error, 2)
 	go func() {
 		log.Info("gantry listening", "addr", cfg.Listen, "public_url", cfg.PublicURL.String())
 		errc <- srv.ListenAndServe()
 	}()
+	var probeSrv *http.Server
+	if probes != nil {
+		probeSrv = newServer(cfg.ProbeListen, probes)
+		go func() {
+			log.Info("probes and metrics listening", "addr", cfg.ProbeListen)
+			if err := probeSrv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("probes: %w", err)
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve %s: %w", cfg.Listen, err)
@@ -242,6 +250,12 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("drain connections: %w", err)
 	}
+	// Probes answer until the portal has drained, then stop too.
+	if probeSrv != nil {
+		if err := probeSrv.Shutdown(shutdownCtx); err != nil {
+			return fmt.Errorf("stop probes: %w", err)
+		}
+	}
 	// The loops stop and the Lease is released, so another replica leads at once.
 	if err := <-electorDone; err != nil {
 		return err
@@ -250,6 +264,22 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("serve %s: %w", cfg.Listen, err)
 	}
 	return nil
+}
+
+// newServer is an HTTP server with timeouts against slow or idle clients.
+func newServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bodies are at most web.MaxBodyBytes; a minute reads them on a slow link.
+		ReadTimeout: time.Minute,
+		// Bounds every answer, the largest pages and CSV exports included. A
+		// streaming handler added later (logs, the notebook proxy) lifts it for
+		// its own response with http.ResponseController.SetWriteDeadline.
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+	}
 }
 
 // discover retries OIDC discovery for a while: the IdP may start after us.

@@ -18,6 +18,12 @@ import (
 type Config struct {
 	// Listen is the address the HTTP server binds to.
 	Listen string
+	// ProbeListen, when set, serves /healthz, /readyz and /metrics on their
+	// own address and not on Listen.
+	ProbeListen string
+	// TrustedProxies are the reverse proxies (addresses or CIDR ranges)
+	// whose X-Forwarded-For is believed; none by default.
+	TrustedProxies []string
 	// PublicURL is the externally visible base URL (scheme, host, no path).
 	PublicURL *url.URL
 	// OIDCIssuer is the issuer URL of the OpenID Connect provider.
@@ -110,13 +116,15 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	var (
 		cfg                                 Config
 		publicURL, scopes, admins, logLevel string
-		registries                          string
+		registries, trustedProxies          string
 		idle, lifetime                      string
 		expiry                              string
 		ledgerInterval                      string
 		leaseDuration, renewDeadline, retry string
 	)
 	fs.StringVar(&cfg.Listen, "listen", env("GANTRY_LISTEN", "127.0.0.1:8080"), "HTTP listen address")
+	fs.StringVar(&cfg.ProbeListen, "probe-listen", env("GANTRY_PROBE_LISTEN", ""), "listen address of /healthz, /readyz and /metrics (empty: the HTTP listen address)")
+	fs.StringVar(&trustedProxies, "trusted-proxies", env("GANTRY_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (default none)")
 	fs.StringVar(&publicURL, "public-url", env("GANTRY_PUBLIC_URL", ""), "public base URL (default http://<listen>)")
 	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", env("GANTRY_OIDC_ISSUER", ""), "OIDC issuer URL")
 	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", env("GANTRY_OIDC_CLIENT_ID", ""), "OIDC client id")
@@ -171,6 +179,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	cfg.OIDCScopes = splitList(scopes)
 	cfg.AdminGroups = splitList(admins)
 	cfg.ImageRegistries = splitList(registries)
+	cfg.TrustedProxies = splitList(trustedProxies)
+	for _, p := range cfg.TrustedProxies {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				errs = append(errs, fmt.Errorf("trusted proxy %q is neither an IP address nor a CIDR range", p))
+			}
+		}
+	}
 
 	var err error
 	if cfg.SessionIdleTimeout, err = parsePositiveDuration(idle); err != nil {
@@ -206,6 +222,13 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
 		errs = append(errs, fmt.Errorf("listen address %q: %w", cfg.Listen, err))
+	}
+	if cfg.ProbeListen != "" {
+		if _, _, err := net.SplitHostPort(cfg.ProbeListen); err != nil {
+			errs = append(errs, fmt.Errorf("probe listen address %q: %w", cfg.ProbeListen, err))
+		} else if cfg.ProbeListen == cfg.Listen {
+			errs = append(errs, errors.New("probe listen address must differ from the listen address (leave it empty to serve probes there)"))
+		}
 	}
 	if publicURL == "" {
 		publicURL = "http://" + cfg.Listen
