@@ -132,13 +132,6 @@ func (u *user) do(method, path string, body any, token string) (int, string) {
 	return status, out
 }
 
-// call is do for an answer's status and redirect target.
-func (u *user) call(method, path string, body any, token string) (int, string) {
-	u.t.Helper()
-	status, _, location := u.send(method, path, body, token)
-	return status, location
-}
-
 func (u *user) send(method, path string, body any, token string) (int, string, string) {
 	u.t.Helper()
 	var rd io.Reader
