@@ -36,6 +36,7 @@ func navItems(nav Nav) []navItem {
 			navItem{Key: "prices", Label: "Prices", Href: "/admin/prices"},
 			navItem{Key: "allowlist", Label: "Images", Href: "/admin/allowlist"},
 			navItem{Key: "audit", Label: "Audit log", Href: "/admin/audit"},
+			navItem{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
 			navItem{Key: "cluster", Label: "Cluster", Href: "/admin/cluster"},
 		)
 	}
@@ -167,6 +168,17 @@ func revokeURL(id uint) string {
 	return fmt.Sprintf("/profile/tokens/%d/revoke", id)
 }
 
+func adminRevokeURL(id uint) string {
+	return fmt.Sprintf("/admin/tokens/%d/revoke", id)
+}
+
+func tokenAccess(readOnly bool) string {
+	if readOnly {
+		return "read-only"
+	}
+	return "read and write"
+}
+
 func statusText(status int) string {
 	if status == 0 {
 		return "Error"
@@ -178,6 +190,8 @@ func statusText(status int) string {
 type fieldSpec struct {
 	ID, Name, Label, Value, Type, Hint, Error string
 	Required                                  bool
+	// Max is the largest value of a number field.
+	Max int
 }
 
 func (s fieldSpec) describedBy() string {
@@ -186,6 +200,8 @@ func (s fieldSpec) describedBy() string {
 	}
 	return s.ID + "-hint"
 }
+
+func intStr(v int) string { return strconv.Itoa(v) }
 
 func uintStr(v uint) string {
 	return strconv.FormatUint(uint64(v), 10)

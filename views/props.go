@@ -121,24 +121,41 @@ type ProfileProps struct {
 	Now time.Time
 }
 
-// APIToken is one personal API token as listed on the profile page.
+// APIToken is one personal API token as listed on the profile page and,
+// with its Owner, on the admins' token page.
 type APIToken struct {
 	ID                   uint
 	Name, Prefix         string
 	CreatedAt, ExpiresAt time.Time
 	LastUsedAt           *time.Time
 	Revoked              bool
+	ReadOnly             bool
+	// Owner is the owner's username (admin page only).
+	Owner string
 }
 
 // Token form field names, also the keys of TokenForm.Errors.
 const (
 	FieldTokenName      = "name"
 	FieldTokenExpiresIn = "expires_in_days"
+	FieldTokenReadOnly  = "read_only"
 )
 
 // TokenForm is the create-token form as the user typed it, with per-field
 // errors keyed by FieldTokenName / FieldTokenExpiresIn.
 type TokenForm struct {
 	Name, ExpiresInDays string
-	Errors              map[string]string
+	ReadOnly            bool
+	// MaxDays is the longest life a token may be given.
+	MaxDays int
+	Errors  map[string]string
+}
+
+// AdminTokensProps is the admins' list of everyone's API tokens.
+type AdminTokensProps struct {
+	Tokens []APIToken
+	// Limit is how many of the newest tokens are listed.
+	Limit int
+	// Now decides which tokens are shown as expired; zero means time.Now().
+	Now time.Time
 }

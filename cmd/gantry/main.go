@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		log.Warn("job cache not synced yet", "err", err)
 	}
 	cancelSync()
-	launcher := &launch.Service{Base: restCfg, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
+	launcher := &launch.Service{Base: restCfg, Identities: cfg.Identities, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
 	jobReader := launch.Reader{Templates: db, Records: db, Jobs: jobCache}
 	ready = append(ready, web.APIServerCheck(clients.Kube.Discovery()))
 
@@ -203,6 +203,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			Store:    db,
 			Resolver: auth.Resolver{Teams: db, AdminGroups: cfg.AdminGroups},
 			Log:      log,
+			// A token of someone who stopped signing in, or lost every team, stops working.
+			TokenOwnerInactivity: cfg.TokenOwnerInactivity,
 		},
 		Audit:     auditLog,
 		Overviews: overviews,

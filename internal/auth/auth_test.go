@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -92,6 +93,17 @@ func TestResolveRoles(t *testing.T) {
 			assert.Equal(t, "x", u.Name, "name falls back to the username")
 		})
 	}
+	t.Run("only mapped groups reach Kubernetes", func(t *testing.T) {
+		u, err := r.Resolve(context.Background(), store.User{Username: "x", Groups: []string{"marketing", "vision-researchers", "gantry-admins", "all-staff"}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"vision-researchers", "gantry-admins"}, u.ClusterGroups)
+		assert.Equal(t, []string{"marketing", "vision-researchers", "gantry-admins", "all-staff"}, u.Groups, "every group is still shown")
+		assert.True(t, u.HasAccess())
+		none, err := r.Resolve(context.Background(), store.User{Username: "y", Groups: []string{"marketing"}})
+		require.NoError(t, err)
+		assert.Empty(t, none.ClusterGroups)
+		assert.False(t, none.HasAccess())
+	})
 	assert.Equal(t, "researcher", RoleResearcher.String())
 	assert.Equal(t, "team lead", RoleTeamLead.String())
 	assert.Equal(t, "admin", RoleAdmin.String())
@@ -186,4 +198,35 @@ func idToken(t *testing.T, rp *OIDC, username, nonce string) string {
 	raw, _ := tok.Extra("id_token").(string)
 	require.NotEmpty(t, raw)
 	return raw
+}
+
+func TestRefuseReservedNames(t *testing.T) {
+	cases := map[string]struct {
+		id   Identity
+		want *ReservedNameError
+	}{
+		"ordinary":              {id: Identity{Username: "alice", Groups: []string{"vision-researchers", "systems-team"}}},
+		"system: username":      {id: Identity{Username: "system:kube-controller-manager"}, want: &ReservedNameError{What: "username", Name: "system:kube-controller-manager"}},
+		"system: group":         {id: Identity{Username: "mallory", Groups: []string{"vision-researchers", "system:masters"}}, want: &ReservedNameError{What: "group", Name: "system:masters"}},
+		"system: inside a name": {id: Identity{Username: "oidc:system:x"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := refuseReserved(tc.id)
+			if tc.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			var got *ReservedNameError
+			require.ErrorAs(t, err, &got)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestTokenOwnerErrorIsAnInvalidToken(t *testing.T) {
+	err := fmt.Errorf("token 3: %w", &TokenOwnerError{Inactive: 31 * 24 * time.Hour, Limit: 30 * 24 * time.Hour})
+	assert.ErrorIs(t, err, ErrInvalidToken)
+	assert.Equal(t, "token 3: the API token's owner has not signed in for 31 days (the limit is 30 days)", err.Error())
+	assert.Equal(t, "the API token's owner was in no team and no admin group at their last sign-in", (&TokenOwnerError{Limit: time.Hour}).Error())
 }

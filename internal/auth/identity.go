@@ -45,14 +45,23 @@ type Membership struct {
 
 // User is the signed-in person as handlers see them.
 type User struct {
+	// ID is the account's row (issuer + subject); Username is for display
+	// and impersonation and may be shared by two people.
+	ID       int64
 	Username string
 	Name     string
 	Email    string
-	Groups   []string
-	Teams    []Membership
-	Role     Role
+	// Groups are every IdP group of the last login, for display.
+	Groups []string
+	// ClusterGroups are the groups the portal maps to a team or to admins:
+	// the only ones passed to Kubernetes.
+	ClusterGroups []string
+	Teams         []Membership
+	Role          Role
 	// TokenID is the API token the request came with; zero for browser sessions.
 	TokenID int64
+	// ReadOnly is set when that token may only read.
+	ReadOnly bool
 }
 
 // Via says how the request was authenticated, for the audit log:
@@ -86,6 +95,7 @@ func (r Resolver) Resolve(ctx context.Context, u store.User) (*User, error) {
 		return nil, fmt.Errorf("resolve teams of %s: %w", u.Username, err)
 	}
 	out := &User{
+		ID:       u.ID,
 		Username: u.Username,
 		Name:     u.Name,
 		Email:    u.Email,
@@ -95,6 +105,7 @@ func (r Resolver) Resolve(ctx context.Context, u store.User) (*User, error) {
 	if out.Name == "" {
 		out.Name = u.Username
 	}
+	mapped := map[string]bool{}
 	for _, t := range teams {
 		lead := overlaps(u.Groups, t.LeadGroups)
 		if lead || overlaps(u.Groups, t.MemberGroups) {
@@ -103,12 +114,27 @@ func (r Resolver) Resolve(ctx context.Context, u store.User) (*User, error) {
 				out.Role = RoleTeamLead
 			}
 		}
+		for _, g := range slices.Concat(t.MemberGroups, t.LeadGroups) {
+			mapped[g] = true
+		}
 	}
 	if overlaps(u.Groups, r.AdminGroups) {
 		out.Role = RoleAdmin
 	}
+	for _, g := range r.AdminGroups {
+		mapped[g] = true
+	}
+	for _, g := range u.Groups {
+		if mapped[g] && !slices.Contains(out.ClusterGroups, g) {
+			out.ClusterGroups = append(out.ClusterGroups, g)
+		}
+	}
 	return out, nil
 }
+
+// HasAccess reports whether the user's groups map to any team or to the
+// admins; API tokens of a user without access stop working.
+func (u *User) HasAccess() bool { return u.HasTeam() || u.Role == RoleAdmin }
 
 func overlaps(a, b []string) bool {
 	for _, x := range a {

@@ -18,10 +18,51 @@ import (
 // ErrInvalidToken is returned for a missing, unknown, expired or revoked API token.
 var ErrInvalidToken = errors.New("the API token is missing, unknown, expired or revoked")
 
+// ErrReadOnlyToken refuses a request that would change something, made
+// with a read-only API token.
+var ErrReadOnlyToken = errors.New("the API token is read-only")
+
+// DefaultTokenOwnerInactivity is how long a token keeps working after its
+// owner's last sign-in, unless configured otherwise.
+const DefaultTokenOwnerInactivity = 30 * 24 * time.Hour
+
+// TokenOwnerError is an API token refused because of its owner: they have
+// not signed in for too long, or at their last sign-in they were in no
+// team and no admin group. It is an ErrInvalidToken.
+type TokenOwnerError struct {
+	// Inactive is how long the owner has not signed in, when that is the
+	// reason; zero means the owner lost every team and admin group.
+	Inactive time.Duration
+	// Limit is the configured longest time without a sign-in.
+	Limit time.Duration
+}
+
+func (e *TokenOwnerError) Error() string {
+	if e.Inactive > 0 {
+		return fmt.Sprintf("the API token's owner has not signed in for %s (the limit is %s)", inDays(e.Inactive), inDays(e.Limit))
+	}
+	return "the API token's owner was in no team and no admin group at their last sign-in"
+}
+
+// inDays words a duration in whole days ("1 day", "30 days"), rounding down,
+// or in hours below a day.
+func inDays(d time.Duration) string {
+	switch days := int(d / (24 * time.Hour)); {
+	case days == 1:
+		return "1 day"
+	case days > 1:
+		return fmt.Sprintf("%d days", days)
+	}
+	return fmt.Sprintf("%d hours", int(d/time.Hour))
+}
+
+// Unwrap makes a TokenOwnerError an ErrInvalidToken.
+func (e *TokenOwnerError) Unwrap() error { return ErrInvalidToken }
+
 // Store is what authentication needs from the database.
 type Store interface {
 	TeamLister
-	UserByUsername(ctx context.Context, username string) (store.User, error)
+	UserByID(ctx context.Context, id int64) (store.User, error)
 	APITokenByHash(ctx context.Context, hash []byte) (store.APIToken, error)
 	TouchAPIToken(ctx context.Context, id int64, at time.Time) error
 }
@@ -34,15 +75,18 @@ type Authenticator struct {
 	Resolver Resolver
 	Now      func() time.Time
 	Log      *slog.Logger
+	// TokenOwnerInactivity is how long after its owner's last sign-in an
+	// API token stops working; zero means DefaultTokenOwnerInactivity.
+	TokenOwnerInactivity time.Duration
 }
 
 // StartSession rotates the session token (against fixation) and records the
-// signed-in user in it.
-func (a *Authenticator) StartSession(ctx context.Context, username, rawIDToken string) error {
+// signed-in user's account id in it.
+func (a *Authenticator) StartSession(ctx context.Context, userID int64, rawIDToken string) error {
 	if err := a.Sessions.RenewToken(ctx); err != nil {
-		return fmt.Errorf("renew session of %s: %w", username, err)
+		return fmt.Errorf("renew session of user %d: %w", userID, err)
 	}
-	a.Sessions.Put(ctx, keyUsername, username)
+	a.Sessions.Put(ctx, keyUserID, userID)
 	a.Sessions.Put(ctx, keyIDToken, rawIDToken)
 	return nil
 }
@@ -62,12 +106,12 @@ func (a *Authenticator) EndSession(ctx context.Context) (string, error) {
 func (a *Authenticator) SessionUser(onError func(*gin.Context, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
-		username := a.Sessions.GetString(ctx, keyUsername)
-		if username == "" {
+		userID := a.Sessions.GetInt64(ctx, keyUserID)
+		if userID == 0 {
 			c.Next()
 			return
 		}
-		u, err := a.load(ctx, username)
+		u, err := a.load(ctx, userID)
 		if errors.Is(err, store.ErrNotFound) {
 			// The user row is gone: the session is worthless.
 			_ = a.Sessions.Destroy(ctx)
@@ -87,7 +131,8 @@ func (a *Authenticator) SessionUser(onError func(*gin.Context, error)) gin.Handl
 // BearerToken is middleware for the API: it requires an
 // `Authorization: Bearer gty_...` header naming an active token, and
 // attaches the token owner's identity, rebuilt from the groups of their
-// last login with teams resolved now. Failures are answered with 401.
+// last login with teams resolved now. Failures are answered with 401; a
+// read-only token asking for anything but GET or HEAD with ErrReadOnlyToken.
 func (a *Authenticator) BearerToken(onError func(*gin.Context, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		u, err := a.authenticateBearer(c.Request.Context(), c.GetHeader("Authorization"))
@@ -96,6 +141,11 @@ func (a *Authenticator) BearerToken(onError func(*gin.Context, error)) gin.Handl
 				c.Header("WWW-Authenticate", `Bearer realm="gantry"`)
 			}
 			onError(c, err)
+			c.Abort()
+			return
+		}
+		if u.ReadOnly && c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
+			onError(c, fmt.Errorf("%s %s with token %d: %w", c.Request.Method, c.Request.URL.Path, u.TokenID, ErrReadOnlyToken))
 			c.Abort()
 			return
 		}
@@ -126,14 +176,29 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, header string) (
 	if !tok.Active(now) {
 		return nil, ErrInvalidToken
 	}
-	u, err := a.load(ctx, tok.Username)
+	su, err := a.Store.UserByID(ctx, tok.UserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrInvalidToken
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate API token %d: %w", tok.ID, err)
 	}
+	limit := a.TokenOwnerInactivity
+	if limit <= 0 {
+		limit = DefaultTokenOwnerInactivity
+	}
+	if idle := now.Sub(su.LastLoginAt); idle > limit {
+		return nil, fmt.Errorf("API token %d of %s: %w", tok.ID, su.Username, &TokenOwnerError{Inactive: idle, Limit: limit})
+	}
+	u, err := a.Resolver.Resolve(ctx, su)
+	if err != nil {
+		return nil, fmt.Errorf("authenticate API token %d: %w", tok.ID, err)
+	}
+	if !u.HasAccess() {
+		return nil, fmt.Errorf("API token %d of %s: %w", tok.ID, su.Username, &TokenOwnerError{Limit: limit})
+	}
 	u.TokenID = tok.ID
+	u.ReadOnly = tok.ReadOnly
 	if err := a.Store.TouchAPIToken(ctx, tok.ID, now); err != nil {
 		// Usage tracking must not lock people out; the audit log still names the token.
 		a.Log.WarnContext(ctx, "record API token use", "token", tok.ID, "err", err)
@@ -141,8 +206,8 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, header string) (
 	return u, nil
 }
 
-func (a *Authenticator) load(ctx context.Context, username string) (*User, error) {
-	su, err := a.Store.UserByUsername(ctx, username)
+func (a *Authenticator) load(ctx context.Context, userID int64) (*User, error) {
+	su, err := a.Store.UserByID(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("load user: %w", err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 // Reasons a login callback is refused. Each is a distinct, expected
@@ -60,6 +62,8 @@ type OIDC struct {
 
 // Identity is what a verified ID token says about the user.
 type Identity struct {
+	// Issuer and Subject key the account; Username is for display and impersonation.
+	Issuer   string
 	Subject  string
 	Username string
 	Name     string
@@ -200,6 +204,7 @@ func (o *OIDC) VerifyIDToken(ctx context.Context, raw, nonce string) (Identity, 
 		return Identity{}, fmt.Errorf("%w: decode claims: %w", ErrIDTokenInvalid, err)
 	}
 	id := Identity{
+		Issuer:     tok.Issuer,
 		Subject:    tok.Subject,
 		Username:   stringClaim(claims, "preferred_username"),
 		Name:       stringClaim(claims, "name"),
@@ -213,7 +218,37 @@ func (o *OIDC) VerifyIDToken(ctx context.Context, raw, nonce string) (Identity, 
 	if id.Username == "" {
 		return Identity{}, ErrMissingUsername
 	}
+	if tok.Subject == "" {
+		return Identity{}, fmt.Errorf("%w: the ID token has no subject", ErrIDTokenInvalid)
+	}
+	if err := refuseReserved(id); err != nil {
+		return Identity{}, err
+	}
 	return id, nil
+}
+
+// ReservedNameError refuses a login whose username or group starts with
+// system:, which Kubernetes reserves for its own components: even with the
+// impersonation prefix, such a name has no business in the portal.
+type ReservedNameError struct {
+	// What is "username" or "group"; Name is the refused value.
+	What, Name string
+}
+
+func (e *ReservedNameError) Error() string {
+	return fmt.Sprintf("the identity provider gives you the %s %q, which starts with %q, a prefix Kubernetes reserves for its own components", e.What, e.Name, identity.ReservedPrefix)
+}
+
+func refuseReserved(id Identity) error {
+	if identity.Reserved(id.Username) {
+		return &ReservedNameError{What: "username", Name: id.Username}
+	}
+	for _, g := range id.Groups {
+		if identity.Reserved(g) {
+			return &ReservedNameError{What: "group", Name: g}
+		}
+	}
+	return nil
 }
 
 // LogoutURL returns the IdP's RP-initiated logout URL, or "" when the

@@ -15,7 +15,7 @@ const SessionCookieName = "gantry_session"
 
 // Session keys.
 const (
-	keyUsername   = "auth.username"
+	keyUserID     = "auth.user_id"
 	keyIDToken    = "auth.id_token"
 	keyLoginState = "auth.login.state"
 	keyNonce      = "auth.login.nonce"

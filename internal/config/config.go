@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 // Config is the complete configuration of the portal.
@@ -67,6 +69,13 @@ type Config struct {
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session this long after login, active or not.
 	SessionLifetime time.Duration
+	// Identities are the prefixes of the username and groups the portal
+	// impersonates, so an IdP value never becomes a system: identity; team
+	// RoleBindings bind the prefixed groups.
+	Identities identity.Prefixes
+	// TokenOwnerInactivity stops an API token when its owner has not signed
+	// in for this long.
+	TokenOwnerInactivity time.Duration
 	// LogLevel is the minimum level of structured logs.
 	LogLevel slog.Level
 	// LeaderElection runs background loops on one replica at a time.
@@ -118,6 +127,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		publicURL, scopes, admins, logLevel string
 		registries, trustedProxies          string
 		idle, lifetime                      string
+		tokenInactivity                     string
 		expiry                              string
 		ledgerInterval                      string
 		leaseDuration, renewDeadline, retry string
@@ -145,6 +155,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&expiry, "quota-expiry-interval", env("GANTRY_QUOTA_EXPIRY_INTERVAL", "30s"), "how often to revert ended quota grants")
 	fs.StringVar(&idle, "session-idle-timeout", env("GANTRY_SESSION_IDLE_TIMEOUT", "30m"), "session idle timeout")
 	fs.StringVar(&lifetime, "session-lifetime", env("GANTRY_SESSION_LIFETIME", "12h"), "absolute session lifetime")
+	fs.StringVar(&cfg.Identities.UserPrefix, "impersonation-user-prefix", env("GANTRY_IMPERSONATION_USER_PREFIX", identity.DefaultPrefix), "prefix of the username the portal impersonates")
+	fs.StringVar(&cfg.Identities.GroupPrefix, "impersonation-group-prefix", env("GANTRY_IMPERSONATION_GROUP_PREFIX", identity.DefaultPrefix), "prefix of the groups the portal impersonates and team RoleBindings bind")
+	fs.StringVar(&tokenInactivity, "token-owner-inactivity", env("GANTRY_TOKEN_OWNER_INACTIVITY", "720h"), "API tokens stop working when their owner has not signed in for this long")
 	leaderDefault, leaderEnvErr := strconv.ParseBool(env("GANTRY_LEADER_ELECTION", "false"))
 	fs.BoolVar(&cfg.LeaderElection.Enabled, "leader-election", leaderDefault, "run background loops on one replica at a time (Lease)")
 	fs.StringVar(&cfg.LeaderElection.Namespace, "leader-election-namespace", env("GANTRY_LEADER_ELECTION_NAMESPACE", env("POD_NAMESPACE", "default")), "namespace of the leader election Lease")
@@ -200,6 +213,17 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if cfg.SessionLifetime, err = parsePositiveDuration(lifetime); err != nil {
 		errs = append(errs, fmt.Errorf("session lifetime: %w", err))
+	}
+	if cfg.TokenOwnerInactivity, err = parsePositiveDuration(tokenInactivity); err != nil {
+		errs = append(errs, fmt.Errorf("token owner inactivity: %w", err))
+	}
+	for _, p := range []struct{ name, value string }{
+		{"impersonation user prefix", cfg.Identities.UserPrefix},
+		{"impersonation group prefix", cfg.Identities.GroupPrefix},
+	} {
+		if !identity.ValidPrefix(p.value) {
+			errs = append(errs, fmt.Errorf("%s %q: must not be empty or start with %q, or an IdP name could become a Kubernetes system identity", p.name, p.value, identity.ReservedPrefix))
+		}
 	}
 	for _, d := range []struct {
 		name string

@@ -8,6 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+
+	"github.com/gantry-dev/gantry/internal/identity"
+	"github.com/gantry-dev/gantry/internal/kube"
 )
 
 func envFrom(m map[string]string) func(string) string {
@@ -35,6 +39,25 @@ func TestLoadDefaults(t *testing.T) {
 	assert.Equal(t, 12*time.Hour, cfg.SessionLifetime)
 	assert.Equal(t, slog.LevelInfo, cfg.LogLevel)
 	assert.False(t, cfg.SecureCookies())
+	assert.Equal(t, identity.Prefixes{UserPrefix: "oidc:", GroupPrefix: "oidc:"}, cfg.Identities)
+	assert.Equal(t, 30*24*time.Hour, cfg.TokenOwnerInactivity)
+}
+
+func TestLoadImpersonationPrefixes(t *testing.T) {
+	env := baseEnv()
+	env["GANTRY_IMPERSONATION_USER_PREFIX"] = "corp:"
+	env["GANTRY_IMPERSONATION_GROUP_PREFIX"] = "corp-groups:"
+	cfg, err := Load(nil, envFrom(env))
+	require.NoError(t, err)
+	assert.Equal(t, identity.Prefixes{UserPrefix: "corp:", GroupPrefix: "corp-groups:"}, cfg.Identities)
+
+	cfg, err = Load([]string{"--impersonation-user-prefix", "idp:", "--impersonation-group-prefix", "idp-group:", "--token-owner-inactivity", "168h"}, envFrom(env))
+	require.NoError(t, err)
+	assert.Equal(t, identity.Prefixes{UserPrefix: "idp:", GroupPrefix: "idp-group:"}, cfg.Identities, "flags override the environment")
+	assert.Equal(t, 7*24*time.Hour, cfg.TokenOwnerInactivity)
+	impersonated := kube.ForUser(&rest.Config{}, cfg.Identities, "alice", []string{"vision-researchers"})
+	assert.Equal(t, "idp:alice", impersonated.Impersonate.UserName)
+	assert.Equal(t, []string{"idp-group:vision-researchers"}, impersonated.Impersonate.Groups)
 }
 
 func TestLoadFlagsOverrideEnv(t *testing.T) {
@@ -70,7 +93,11 @@ func TestLoadInvalid(t *testing.T) {
 		"leader flag not bool": {env: map[string]string{"GANTRY_LEADER_ELECTION": "sometimes"}, wantErr: "GANTRY_LEADER_ELECTION must be true or false"},
 		"lease shorter than renew": {env: map[string]string{"GANTRY_LEADER_ELECTION": "true", "GANTRY_LEADER_ELECTION_LEASE_DURATION": "5s"},
 			wantErr: "lease duration > renew deadline"},
-		"bad retry period": {env: map[string]string{"GANTRY_LEADER_ELECTION_RETRY_PERIOD": "0s"}, wantErr: "leader election retry period"},
+		"bad retry period":  {env: map[string]string{"GANTRY_LEADER_ELECTION_RETRY_PERIOD": "0s"}, wantErr: "leader election retry period"},
+		"empty user prefix": {args: []string{"--impersonation-user-prefix", ""}, wantErr: "impersonation user prefix"},
+		"system group prefix": {env: map[string]string{"GANTRY_IMPERSONATION_GROUP_PREFIX": "system:"},
+			wantErr: "impersonation group prefix \"system:\": must not be empty or start with \"system:\""},
+		"bad token inactivity": {args: []string{"--token-owner-inactivity", "-1h"}, wantErr: "token owner inactivity"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 // TestImpersonationAndErrorsAgainstAPIServer runs against the local cluster.
@@ -24,19 +27,21 @@ func TestImpersonationAndErrorsAgainstAPIServer(t *testing.T) {
 	cfg, err := RESTConfig(env.Kubeconfig)
 	require.NoError(t, err)
 
-	alice, err := NewClients(ForUser(cfg, "alice", []string{"vision-researchers"}))
+	names := identity.Prefixes{UserPrefix: "oidc:", GroupPrefix: "oidc:"}
+	alice, err := NewClients(ForUser(cfg, names, "alice", []string{"vision-researchers"}))
 	require.NoError(t, err)
 	review, err := alice.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, "alice", review.Status.UserInfo.Username)
-	assert.Contains(t, review.Status.UserInfo.Groups, "vision-researchers")
+	assert.Equal(t, "oidc:alice", review.Status.UserInfo.Username)
+	assert.Contains(t, review.Status.UserInfo.Groups, "oidc:vision-researchers")
+	assert.NotContains(t, review.Status.UserInfo.Groups, "vision-researchers", "IdP groups reach the API server prefixed only")
 
 	admin, err := NewClients(cfg)
 	require.NoError(t, err)
 	_, err = admin.Kube.CoreV1().Namespaces().Get(ctx, "does-not-exist-gantry", metav1.GetOptions{})
 	assert.True(t, errors.Is(MapError(err), ErrNotFound), "got %v", err)
 
-	frank, err := NewClients(ForUser(cfg, "frank", nil))
+	frank, err := NewClients(ForUser(cfg, names, "frank", nil))
 	require.NoError(t, err)
 	_, err = frank.Kube.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
 	assert.True(t, errors.Is(MapError(err), ErrForbidden), "got %v", err)
@@ -44,6 +49,44 @@ func TestImpersonationAndErrorsAgainstAPIServer(t *testing.T) {
 	ns := env.Namespace(t, "kube-errors", nil)
 	_, err = admin.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	assert.True(t, errors.Is(MapError(err), ErrConflict), "got %v", err)
+}
+
+// TestPrefixedImpersonationAgainstAPIServer checks, against the real API
+// server, that an IdP name spelling a system identity gains nothing through
+// the portal, and that a researcher still gets what their team's
+// RoleBinding (which binds the prefixed group) allows.
+func TestPrefixedImpersonationAgainstAPIServer(t *testing.T) {
+	env := stacktest.Stack(t)
+	team := env.Team(t, stacktest.TeamSpec{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names := identity.Prefixes{}
+
+	can := func(t *testing.T, cfg *rest.Config, verb, group, resource, ns string) bool {
+		t.Helper()
+		c, err := NewClients(cfg)
+		require.NoError(t, err)
+		r, err := c.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+				Namespace: ns, Verb: verb, Group: group, Resource: resource}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return r.Status.Allowed
+	}
+
+	researcher := ForUser(env.RESTConfig, names, "alice", []string{team.MemberGroups[0]})
+	assert.True(t, can(t, researcher, "create", "batch", "jobs", team.Namespace()), "a researcher launches in their team through the portal")
+	assert.False(t, can(t, researcher, "create", "batch", "jobs", "kube-system"), "but not outside it")
+
+	masters := ForUser(env.RESTConfig, names, "system:kube-controller-manager", []string{"system:masters"})
+	assert.Equal(t, "oidc:system:kube-controller-manager", masters.Impersonate.UserName)
+	assert.Equal(t, []string{"oidc:system:masters"}, masters.Impersonate.Groups)
+	assert.False(t, can(t, masters, "list", "", "secrets", "kube-system"), "system:masters from the IdP is no cluster admin")
+	assert.False(t, can(t, masters, "create", "batch", "jobs", team.Namespace()))
+
+	unprefixed := rest.CopyConfig(env.RESTConfig)
+	unprefixed.Impersonate = rest.ImpersonationConfig{UserName: "alice", Groups: []string{team.MemberGroups[0]}}
+	assert.False(t, can(t, unprefixed, "create", "batch", "jobs", team.Namespace()), "team RoleBindings bind the prefixed group only")
 }
 
 // TestCacheSyncsFromAPIServer starts the informer cache against the local

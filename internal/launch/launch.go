@@ -26,6 +26,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -123,10 +124,13 @@ type Result struct {
 // Service launches and manages jobs.
 type Service struct {
 	// Base is the portal's own client config; every write impersonates the user.
-	Base   *rest.Config
-	Store  Store
-	Queues Queues
-	Rules  policy.Rules
+	Base *rest.Config
+	// Identities prefixes the user and groups the API server sees; the
+	// zero value uses the default prefix.
+	Identities identity.Prefixes
+	Store      Store
+	Queues     Queues
+	Rules      policy.Rules
 	// Allowlist, when set, gives the image registries of each launch in
 	// place of Rules.Registries.
 	Allowlist ImageAllowlist
@@ -377,7 +381,7 @@ func (s *Service) now() time.Time {
 }
 
 func (s *Service) clientFor(actor Actor) (kubernetes.Interface, error) {
-	c, err := kubernetes.NewForConfig(kube.ForUser(s.Base, actor.Username, actor.Groups))
+	c, err := kubernetes.NewForConfig(kube.ForUser(s.Base, s.Identities, actor.Username, actor.Groups))
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", actor.Username, err)
 	}

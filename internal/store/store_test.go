@@ -99,6 +99,17 @@ func TestMigrateConcurrentRunnersApplyOnce(t *testing.T) {
 	assert.Equal(t, files, countVersions(t, stores[0].SQL()), "each migration recorded exactly once")
 }
 
+const testIssuer = "http://127.0.0.1:5556"
+
+// login records a login of the person with subject sub at the test issuer.
+func login(t *testing.T, s *Store, sub string, u User) User {
+	t.Helper()
+	u.Issuer, u.Subject = testIssuer, sub
+	got, err := s.RecordLogin(context.Background(), u)
+	require.NoError(t, err)
+	return got
+}
+
 func TestUsers(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
@@ -107,16 +118,46 @@ func TestUsers(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", Name: "Alice", Email: "a@x", Groups: StringList{"vision-researchers"}, LastLoginAt: first}))
+	created := login(t, s, "sub-alice", User{Username: "alice", Name: "Alice", Email: "a@x", Groups: StringList{"vision-researchers"}, LastLoginAt: first})
 	second := first.Add(time.Hour)
-	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", Name: "Alice A.", Email: "a@y", Groups: StringList{"nlp-leads"}, LastLoginAt: second}))
+	again := login(t, s, "sub-alice", User{Username: "alice", Name: "Alice A.", Email: "a@y", Groups: StringList{"nlp-leads"}, LastLoginAt: second})
+	assert.Equal(t, created.ID, again.ID, "the same subject is the same account")
 
-	u, err := s.UserByUsername(ctx, "alice")
+	u, err := s.UserByID(ctx, created.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "Alice A.", u.Name)
 	assert.Equal(t, "a@y", u.Email)
 	assert.Equal(t, StringList{"nlp-leads"}, u.Groups)
 	assert.True(t, second.Equal(u.LastLoginAt))
+
+	renamed := login(t, s, "sub-alice", User{Username: "alice.archer", LastLoginAt: second.Add(time.Hour)})
+	assert.Equal(t, created.ID, renamed.ID, "a new preferred_username keeps the account")
+	assert.Equal(t, "alice.archer", renamed.Username)
+
+	_, err = s.RecordLogin(ctx, User{Username: "nobody", LastLoginAt: first})
+	assert.Error(t, err, "a login without issuer and subject is refused")
+}
+
+func TestUsersWithTheSameUsernameAndDifferentSubjectsStayTwo(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	now := time.Now().UTC()
+	first := login(t, s, "sub-1", User{Username: "sam", Name: "Sam One", Groups: StringList{"vision-researchers"}, LastLoginAt: now})
+	second := login(t, s, "sub-2", User{Username: "sam", Name: "Sam Two", Groups: StringList{"nlp-researchers"}, LastLoginAt: now})
+	assert.NotEqual(t, first.ID, second.ID, "two people, two accounts")
+
+	same, err := s.UsersByUsername(ctx, "sam")
+	require.NoError(t, err)
+	require.Len(t, same, 2)
+	assert.Equal(t, "Sam One", same[0].Name)
+	assert.Equal(t, StringList{"vision-researchers"}, same[0].Groups, "the second login did not overwrite the first person's groups")
+	assert.Equal(t, "Sam Two", same[1].Name)
+
+	other := login(t, s, "sub-1", User{Username: "sam", Name: "Sam One", LastLoginAt: now})
+	assert.Equal(t, first.ID, other.ID)
+	otherIssuer, err := s.RecordLogin(ctx, User{Issuer: "https://other.example.com", Subject: "sub-1", Username: "sam", LastLoginAt: now})
+	require.NoError(t, err)
+	assert.NotEqual(t, first.ID, otherIssuer.ID, "the same sub at another issuer is another person")
 }
 
 func TestTeamsSeedAndUpsert(t *testing.T) {
@@ -175,22 +216,26 @@ func TestAPITokens(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	require.NoError(t, s.RecordLogin(ctx, User{Username: "alice", LastLoginAt: now}))
-	require.NoError(t, s.RecordLogin(ctx, User{Username: "bob", LastLoginAt: now}))
+	alice := login(t, s, "sub-alice", User{Username: "alice", LastLoginAt: now})
+	bob := login(t, s, "sub-bob", User{Username: "bob", LastLoginAt: now})
 
-	tok, err := s.CreateAPIToken(ctx, APIToken{Username: "alice", Name: "ci", Hash: []byte("hash-1"), Prefix: "gty_abcd", ExpiresAt: now.Add(24 * time.Hour)})
+	tok, err := s.CreateAPIToken(ctx, APIToken{UserID: alice.ID, Username: "alice", Name: "ci", Hash: []byte("hash-1"), Prefix: "gty_abcd", ExpiresAt: now.Add(24 * time.Hour), ReadOnly: true})
 	require.NoError(t, err)
 	assert.NotZero(t, tok.ID)
 	assert.True(t, tok.Active(now))
 	assert.False(t, tok.Active(now.Add(25*time.Hour)), "expired")
 
-	_, err = s.CreateAPIToken(ctx, APIToken{Username: "bob", Name: "dup", Hash: []byte("hash-1"), Prefix: "x", ExpiresAt: now})
+	_, err = s.CreateAPIToken(ctx, APIToken{UserID: bob.ID, Username: "bob", Name: "dup", Hash: []byte("hash-1"), Prefix: "x", ExpiresAt: now})
 	assert.Error(t, err, "hashes are unique")
+	_, err = s.CreateAPIToken(ctx, APIToken{UserID: bob.ID, Username: "bob", Name: "long", Hash: []byte("hash-long"), Prefix: "x", CreatedAt: now, ExpiresAt: now.Add(91 * 24 * time.Hour)})
+	assert.Error(t, err, "the database refuses a life beyond 90 days")
 
 	got, err := s.APITokenByHash(ctx, []byte("hash-1"))
 	require.NoError(t, err)
 	assert.Equal(t, tok.ID, got.ID)
+	assert.Equal(t, alice.ID, got.UserID)
 	assert.Equal(t, "alice", got.Username)
+	assert.True(t, got.ReadOnly)
 	assert.Nil(t, got.LastUsedAt)
 
 	_, err = s.APITokenByHash(ctx, []byte("other"))
@@ -202,21 +247,32 @@ func TestAPITokens(t *testing.T) {
 	require.NotNil(t, got.LastUsedAt)
 	assert.True(t, now.Equal(*got.LastUsedAt))
 
-	_, err = s.RevokeAPIToken(ctx, "bob", tok.ID, now)
+	_, err = s.RevokeAPIToken(ctx, bob.ID, tok.ID, now)
 	assert.ErrorIs(t, err, ErrNotFound, "only the owner revokes")
 
-	revoked, err := s.RevokeAPIToken(ctx, "alice", tok.ID, now)
+	revoked, err := s.RevokeAPIToken(ctx, alice.ID, tok.ID, now)
 	require.NoError(t, err)
 	require.NotNil(t, revoked.RevokedAt)
 	assert.False(t, revoked.Active(now))
 
-	_, err = s.RevokeAPIToken(ctx, "alice", tok.ID, now)
+	_, err = s.RevokeAPIToken(ctx, alice.ID, tok.ID, now)
 	assert.ErrorIs(t, err, ErrNotFound, "revoking twice")
 
-	list, err := s.APITokens(ctx, "alice")
+	list, err := s.APITokens(ctx, alice.ID)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, "ci", list[0].Name)
+
+	bobs, err := s.CreateAPIToken(ctx, APIToken{UserID: bob.ID, Username: "bob", Name: "bobs", Hash: []byte("hash-2"), Prefix: "y", ExpiresAt: now.Add(time.Hour)})
+	require.NoError(t, err)
+	all, err := s.AllAPITokens(ctx, 10)
+	require.NoError(t, err)
+	assert.Len(t, all, 2, "admins see everyone's tokens")
+	byAdmin, err := s.RevokeAnyAPIToken(ctx, bobs.ID, now)
+	require.NoError(t, err)
+	assert.False(t, byAdmin.Active(now))
+	_, err = s.RevokeAnyAPIToken(ctx, bobs.ID, now)
+	assert.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestAuditAppendOnly(t *testing.T) {

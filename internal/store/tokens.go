@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // APIToken is a personal API token. Only the SHA-256 hash of the secret is
 // stored; Prefix is a non-secret head of it for recognising a token in lists.
+// UserID is the owner; Username is the owner's username when it was made,
+// for lists.
 type APIToken struct {
 	ID         int64
+	UserID     int64
 	Username   string
 	Name       string
 	Hash       []byte
@@ -18,6 +23,8 @@ type APIToken struct {
 	ExpiresAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// ReadOnly tokens may only read (GET).
+	ReadOnly bool
 }
 
 // Active reports whether the token may be used at now.
@@ -43,25 +50,44 @@ func (s *Store) APITokenByHash(ctx context.Context, hash []byte) (APIToken, erro
 }
 
 // APITokens lists the user's tokens, newest first, including revoked and expired ones.
-func (s *Store) APITokens(ctx context.Context, username string) ([]APIToken, error) {
+func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
 	var ts []APIToken
-	if err := s.db.WithContext(ctx).Where("username = ?", username).Order("created_at DESC, id DESC").Find(&ts).Error; err != nil {
-		return nil, fmt.Errorf("list API tokens of %s: %w", username, err)
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Order("created_at DESC, id DESC").Find(&ts).Error; err != nil {
+		return nil, fmt.Errorf("list API tokens of user %d: %w", userID, err)
+	}
+	return ts, nil
+}
+
+// AllAPITokens lists everyone's tokens for admins, newest first, at most limit.
+func (s *Store) AllAPITokens(ctx context.Context, limit int) ([]APIToken, error) {
+	var ts []APIToken
+	if err := s.db.WithContext(ctx).Order("created_at DESC, id DESC").Limit(limit).Find(&ts).Error; err != nil {
+		return nil, fmt.Errorf("list all API tokens: %w", err)
 	}
 	return ts, nil
 }
 
 // RevokeAPIToken revokes the user's token id at the given time and returns
 // it. It returns ErrNotFound when the user has no such unrevoked token.
-func (s *Store) RevokeAPIToken(ctx context.Context, username string, id int64, at time.Time) (APIToken, error) {
-	res := s.db.WithContext(ctx).Model(&APIToken{}).
-		Where("id = ? AND username = ? AND revoked_at IS NULL", id, username).
+func (s *Store) RevokeAPIToken(ctx context.Context, userID, id int64, at time.Time) (APIToken, error) {
+	return s.revokeAPIToken(ctx, s.db.WithContext(ctx).Where("user_id = ?", userID), id, at)
+}
+
+// RevokeAnyAPIToken revokes token id, whoever owns it (admins), and returns
+// it. It returns ErrNotFound when there is no such unrevoked token.
+func (s *Store) RevokeAnyAPIToken(ctx context.Context, id int64, at time.Time) (APIToken, error) {
+	return s.revokeAPIToken(ctx, s.db.WithContext(ctx), id, at)
+}
+
+func (s *Store) revokeAPIToken(ctx context.Context, scope *gorm.DB, id int64, at time.Time) (APIToken, error) {
+	res := scope.Model(&APIToken{}).
+		Where("id = ? AND revoked_at IS NULL", id).
 		Update("revoked_at", at)
 	if res.Error != nil {
-		return APIToken{}, fmt.Errorf("revoke API token %d of %s: %w", id, username, res.Error)
+		return APIToken{}, fmt.Errorf("revoke API token %d: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return APIToken{}, fmt.Errorf("revoke API token %d of %s: %w", id, username, ErrNotFound)
+		return APIToken{}, fmt.Errorf("revoke API token %d: %w", id, ErrNotFound)
 	}
 	var t APIToken
 	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&t).Error; err != nil {

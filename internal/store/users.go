@@ -2,16 +2,22 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
-// User is a person who has signed in at least once. Groups are those of
-// the last login and are what API tokens act with.
+// User is a person who has signed in at least once, keyed on the IdP's
+// Issuer and Subject (sub). Username is the IdP's preferred_username, for
+// display and impersonation only: two people may share one. Groups are
+// those of the last login and are what API tokens act with.
 type User struct {
 	ID          int64
+	Issuer      string
+	Subject     string
 	Username    string
 	Name        string
 	Email       string
@@ -20,22 +26,81 @@ type User struct {
 	CreatedAt   time.Time
 }
 
-// RecordLogin creates or updates the user with the identity from a login.
-func (s *Store) RecordLogin(ctx context.Context, u User) error {
-	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "username"}},
-		DoUpdates: clause.AssignmentColumns([]string{"name", "email", "groups", "last_login_at"}),
+// RecordLogin creates or updates the user with issuer and subject with the
+// identity from a login, and returns the stored row. A row from before
+// accounts were keyed on the subject (issuer ”) is claimed by its subject,
+// or by its username when its subject was never learnt.
+func (s *Store) RecordLogin(ctx context.Context, u User) (User, error) {
+	if u.Issuer == "" || u.Subject == "" {
+		return User{}, fmt.Errorf("record login of %s: issuer and subject are required", u.Username)
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var legacy User
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).
+			Where("issuer = '' AND (subject = ? OR (subject = '' AND username = ?))", u.Subject, u.Username).
+			Order("subject DESC, id").Take(&legacy).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+		case err != nil:
+			return err
+		default:
+			var taken int64
+			if err := tx.Model(&User{}).Where("issuer = ? AND subject = ?", u.Issuer, u.Subject).Count(&taken).Error; err != nil {
+				return err
+			}
+			if taken == 0 {
+				return tx.Model(&legacy).Select("issuer", "subject").Updates(User{Issuer: u.Issuer, Subject: u.Subject}).Error
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("record login of %s: claim account: %w", u.Username, err)
+	}
+	err = s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:     []clause.Column{{Name: "issuer"}, {Name: "subject"}},
+		TargetWhere: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "issuer <> ''"}}},
+		DoUpdates:   clause.AssignmentColumns([]string{"username", "name", "email", "groups", "last_login_at"}),
 	}).Omit("id", "created_at").Create(&u).Error
 	if err != nil {
-		return fmt.Errorf("record login of %s: %w", u.Username, err)
+		return User{}, fmt.Errorf("record login of %s: %w", u.Username, err)
 	}
-	return nil
+	return s.userBySubject(ctx, u.Issuer, u.Subject)
 }
 
-// UserByUsername returns the user, or ErrNotFound.
+func (s *Store) userBySubject(ctx context.Context, issuer, subject string) (User, error) {
+	var u User
+	if err := s.db.WithContext(ctx).Where("issuer = ? AND subject = ?", issuer, subject).Take(&u).Error; err != nil {
+		return User{}, fmt.Errorf("get user %s at %s: %w", subject, issuer, notFound(err))
+	}
+	return u, nil
+}
+
+// UserByID returns the user, or ErrNotFound.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	var u User
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
+		return User{}, fmt.Errorf("get user %d: %w", id, notFound(err))
+	}
+	return u, nil
+}
+
+// UsersByUsername returns every user with this username, oldest first;
+// usernames are not unique.
+func (s *Store) UsersByUsername(ctx context.Context, username string) ([]User, error) {
+	var us []User
+	if err := s.db.WithContext(ctx).Where("username = ?", username).Order("id").Find(&us).Error; err != nil {
+		return nil, fmt.Errorf("list users named %s: %w", username, err)
+	}
+	return us, nil
+}
+
+// UserByUsername returns the most recently signed-in user with this
+// username, or ErrNotFound. Usernames are not unique: authentication never
+// uses this, only lookups for display.
 func (s *Store) UserByUsername(ctx context.Context, username string) (User, error) {
 	var u User
-	if err := s.db.WithContext(ctx).Where("username = ?", username).Take(&u).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("username = ?", username).Order("last_login_at DESC, id DESC").Take(&u).Error; err != nil {
 		return User{}, fmt.Errorf("get user %s: %w", username, notFound(err))
 	}
 	return u, nil

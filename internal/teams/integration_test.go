@@ -16,6 +16,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
@@ -88,12 +89,12 @@ func TestCreatingATeamMakesItsObjectsAndAResearcherCanLaunch(t *testing.T) {
 		return err == nil && lqErr == nil && saErr == nil && active(cq.Status.Conditions) && active(lq.Status.Conditions)
 	}, time.Minute, 200*time.Millisecond, "the team's queues become active")
 
-	researcher, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "rita", []string{team.MemberGroups[0], "system:authenticated"}))
+	researcher, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, identity.Prefixes{}, "rita", []string{team.MemberGroups[0]}))
 	require.NoError(t, err)
-	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "first-run", nil), metav1.CreateOptions{})
+	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.OwnedBy(stacktest.CompliantJob(team.Name, "first-run", nil), "rita"), metav1.CreateOptions{})
 	require.NoError(t, err, "a researcher of the team launches as themselves")
 
-	outsider, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, "olga", []string{"other-researchers", "system:authenticated"}))
+	outsider, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, identity.Prefixes{}, "olga", []string{"other-researchers"}))
 	require.NoError(t, err)
 	_, err = outsider.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "intruder", nil), metav1.CreateOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "someone outside the team is refused by RBAC: %v", err)

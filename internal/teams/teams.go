@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 // Labels, annotations and names of a team's objects.
@@ -54,6 +56,9 @@ type Team struct {
 	// the cohort without limit; teams made in the portal start with zero
 	// quota and get GPUs through quota requests.
 	BorrowCPUAndMemory bool
+	// Identities prefix the IdP groups the RoleBindings bind, as the portal
+	// impersonates them; the zero value is the default prefix.
+	Identities identity.Prefixes
 }
 
 // Flavor is a Kueue ResourceFlavor (one per node pool) and the accelerator
@@ -127,11 +132,12 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		if len(rb.groups) == 0 {
 			continue
 		}
-		objs = append(objs, roleBinding(ns, rb.name, rb.role, rb.groups, labels))
+		objs = append(objs, roleBinding(ns, rb.name, rb.role, t.Identities.Groups(rb.groups), labels))
 	}
 	return objs, nil
 }
 
+// roleBinding binds groups, as the API server names them (prefixed), to role.
 func roleBinding(ns, name, role string, groups []string, labels map[string]string) *rbacv1.RoleBinding {
 	var subjects []rbacv1.Subject
 	for _, g := range groups {

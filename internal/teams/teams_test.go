@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 var testFlavors = []Flavor{
@@ -48,7 +50,20 @@ func TestObjects(t *testing.T) {
 			bindings = append(bindings, rb.RoleRef.Name+"="+rb.Subjects[0].Name)
 		}
 	}
-	assert.Equal(t, []string{"gantry-researcher=vision-researchers", "gantry-team-lead=vision-leads"}, bindings)
+	assert.Equal(t, []string{"gantry-researcher=oidc:vision-researchers", "gantry-team-lead=oidc:vision-leads"}, bindings,
+		"RoleBindings bind the groups as the portal impersonates them: prefixed")
+}
+
+func TestRoleBindingsBindConfiguredGroupPrefix(t *testing.T) {
+	team := Team{Name: "vision", MemberGroups: []string{"vision-researchers", "system:masters"},
+		Identities: identity.Prefixes{UserPrefix: "corp:", GroupPrefix: "corp-group:"}}
+	objs, err := Objects(team, "gantry", testFlavors)
+	require.NoError(t, err)
+	rb := find[*rbacv1.RoleBinding](t, objs)
+	assert.Equal(t, []rbacv1.Subject{
+		{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "corp-group:vision-researchers"},
+		{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "corp-group:system:masters"},
+	}, rb.Subjects, "even a group spelled system: is bound only under the prefix")
 }
 
 func TestBorrowing(t *testing.T) {

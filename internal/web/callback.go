@@ -34,24 +34,27 @@ func (h *handler) callback(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if err := h.Store.RecordLogin(ctx, store.User{
+	u, err := h.Store.RecordLogin(ctx, store.User{
+		Issuer:      id.Issuer,
+		Subject:     id.Subject,
 		Username:    id.Username,
 		Name:        id.Name,
 		Email:       id.Email,
 		Groups:      store.StringList(id.Groups),
 		LastLoginAt: h.Now().UTC(),
-	}); err != nil {
+	})
+	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.Auth.StartSession(ctx, id.Username, id.RawIDToken); err != nil {
+	if err := h.Auth.StartSession(ctx, u.ID, id.RawIDToken); err != nil {
 		h.fail(c, err)
 		return
 	}
 	if err := h.Audit.Record(ctx, audit.Event{
 		Actor:  id.Username,
 		Action: audit.ActionLogin,
-		Detail: map[string]any{"groups": id.Groups, "subject": id.Subject},
+		Detail: map[string]any{"groups": id.Groups, "subject": id.Subject, "issuer": id.Issuer, "user_id": u.ID},
 		IP:     c.ClientIP(),
 		Via:    audit.ViaBrowser,
 	}); err != nil {

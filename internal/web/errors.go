@@ -94,6 +94,8 @@ func describe(err error) problem {
 	var fields catalog.FieldErrors
 	var outdated *launch.OutdatedVersionError
 	var tooLarge *http.MaxBytesError
+	var reserved *auth.ReservedNameError
+	var tokenOwner *auth.TokenOwnerError
 	switch {
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
@@ -127,6 +129,18 @@ func describe(err error) problem {
 	case errors.Is(err, auth.ErrMissingUsername):
 		return problem{http.StatusBadRequest, "Sign-in could not be completed",
 			"The identity provider did not say who you are (no username in the ID token). Ask the Gantry admins to check the provider's configuration."}
+	case errors.As(err, &reserved):
+		return problem{http.StatusForbidden, "Sign-in was refused",
+			"Your identity provider account has the " + reserved.What + " \"" + reserved.Name + "\", which starts with \"system:\", a prefix Kubernetes reserves for its own components. This portal does not sign in such accounts. Ask your identity provider's admins to rename it."}
+	case errors.As(err, &tokenOwner) && tokenOwner.Inactive > 0:
+		return problem{http.StatusUnauthorized, "Token paused",
+			"This API token stopped working because " + tokenOwner.Error() + ". Sign in to the portal once to make it work again."}
+	case errors.As(err, &tokenOwner):
+		return problem{http.StatusUnauthorized, "Token paused",
+			"This API token stopped working because " + tokenOwner.Error() + ". It works again once its owner signs in as a member of a team or of the admins."}
+	case errors.Is(err, auth.ErrReadOnlyToken):
+		return problem{http.StatusForbidden, "Read-only token",
+			"This API token is read-only: it may read (GET) but not launch, stop or change anything. Use a token made without \"read-only\" for this call."}
 	case errors.Is(err, auth.ErrInvalidToken):
 		return problem{http.StatusUnauthorized, "Not signed in",
 			"Sign in, or send a valid personal API token as \"Authorization: Bearer gty_…\". The token may be unknown, expired or revoked."}

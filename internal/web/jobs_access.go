@@ -35,8 +35,10 @@ type JobReader interface {
 // errNotYourTeam hides other teams' jobs as if they did not exist.
 var errNotYourTeam = errors.New("job of a team the user does not belong to")
 
+// actorOf is the user as launch sees them, for impersonation and the audit
+// log: only the groups the portal maps to a team or to admins reach Kubernetes.
 func actorOf(c *gin.Context, u *auth.User) launch.Actor {
-	return launch.Actor{Username: u.Username, Groups: u.Groups, Teams: teamNames(u), Via: u.Via(), IP: c.ClientIP()}
+	return launch.Actor{Username: u.Username, Groups: u.ClusterGroups, Teams: teamNames(u), Via: u.Via(), IP: c.ClientIP()}
 }
 
 func teamNames(u *auth.User) []string {

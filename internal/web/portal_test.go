@@ -25,6 +25,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/static"
 )
@@ -76,6 +77,11 @@ type portalOptions struct {
 	ready          func(p *portal) []ReadinessCheck
 	trustedProxies []string
 	separateProbes bool
+	// issuer is the IdP to sign in at; empty means the shared dev IdP.
+	issuer string
+	// jobRoutes mounts the job routes with launch services that are never
+	// reached (tests of what middleware refuses before a handler runs).
+	jobRoutes bool
 }
 
 func testLog(t *testing.T) *slog.Logger {
@@ -88,7 +94,10 @@ func testLog(t *testing.T) *slog.Logger {
 func startPortal(t *testing.T, opts portalOptions) *portal {
 	t.Helper()
 	ctx := context.Background()
-	issuer := stacktest.IdP(t)
+	issuer := opts.issuer
+	if issuer == "" {
+		issuer = stacktest.IdP(t)
+	}
 	dsn := stacktest.Postgres(t)
 	log := testLog(t)
 
@@ -129,7 +138,14 @@ func startPortal(t *testing.T, opts portalOptions) *portal {
 	if opts.ready != nil {
 		ready = opts.ready(p)
 	}
+	var launcher Launcher
+	var jobs JobReader
+	if opts.jobRoutes {
+		launcher, jobs = &launch.Service{}, launch.Reader{}
+	}
 	h, probes, err := NewHandlers(Deps{
+		Launcher:  launcher,
+		Jobs:      jobs,
 		PublicURL: publicURL,
 		Issuer:    issuer,
 		CSRFKey:   auth.DeriveKey(clientSecret, "csrf"),

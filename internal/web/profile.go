@@ -14,13 +14,13 @@ const keyNewToken = "web.new_token"
 // profile shows the user's identity and personal API tokens; a token made
 // by the previous request is shown this once.
 func (h *handler) profile(c *gin.Context) {
-	h.renderProfile(c, http.StatusOK, views.TokenForm{ExpiresInDays: "30"})
+	h.renderProfile(c, http.StatusOK, views.TokenForm{ExpiresInDays: "30", MaxDays: maxTokenDays})
 }
 
 func (h *handler) renderProfile(c *gin.Context, status int, form views.TokenForm) {
 	ctx := c.Request.Context()
 	u, _ := auth.CurrentUser(c)
-	tokens, err := h.Store.APITokens(ctx, u.Username)
+	tokens, err := h.Store.APITokens(ctx, u.ID)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -42,6 +42,7 @@ func (h *handler) renderProfile(c *gin.Context, status int, form views.TokenForm
 			ExpiresAt:  t.ExpiresAt,
 			LastUsedAt: t.LastUsedAt,
 			Revoked:    t.RevokedAt != nil,
+			ReadOnly:   t.ReadOnly,
 		})
 	}
 	h.render(c, status, views.ProfilePage(h.nav(c, "profile"), props))

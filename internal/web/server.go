@@ -36,10 +36,12 @@ type LoginFlow interface {
 
 // Store is what the handlers need from the database.
 type Store interface {
-	RecordLogin(ctx context.Context, u store.User) error
-	APITokens(ctx context.Context, username string) ([]store.APIToken, error)
+	RecordLogin(ctx context.Context, u store.User) (store.User, error)
+	APITokens(ctx context.Context, userID int64) ([]store.APIToken, error)
+	AllAPITokens(ctx context.Context, limit int) ([]store.APIToken, error)
 	CreateAPIToken(ctx context.Context, t store.APIToken) (store.APIToken, error)
-	RevokeAPIToken(ctx context.Context, username string, id int64, at time.Time) (store.APIToken, error)
+	RevokeAPIToken(ctx context.Context, userID, id int64, at time.Time) (store.APIToken, error)
+	RevokeAnyAPIToken(ctx context.Context, id int64, at time.Time) (store.APIToken, error)
 }
 
 // ReadinessCheck is one dependency /readyz checks.
@@ -167,6 +169,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	signedIn.GET("/profile", h.profile)
 	signedIn.POST("/profile/tokens", h.tokenCreate)
 	signedIn.POST("/profile/tokens/:id/revoke", h.tokenRevoke)
+	tokenAdmin := signedIn.Group("/admin", h.adminOnly)
+	tokenAdmin.GET("/tokens", h.adminTokensList)
+	tokenAdmin.POST("/tokens/:id/revoke", h.adminTokensRevoke)
 	quotaPages := signedIn.Group("/", h.quotaOn)
 	quotaPages.GET("/quota-requests", h.quotaList)
 	quotaPages.POST("/quota-requests", h.quotaCreate)

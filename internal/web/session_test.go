@@ -83,7 +83,7 @@ func TestPostWithoutCSRFTokenRefused(t *testing.T) {
 	status, me := b.me(p.URL, "")
 	require.Equal(t, http.StatusOK, status, "still signed in")
 	assert.Equal(t, "alice", me.Username)
-	tokens, err := p.Store.APITokens(context.Background(), "alice")
+	tokens, err := p.Store.APITokens(context.Background(), accountOf(t, p, "alice").ID)
 	require.NoError(t, err)
 	assert.Empty(t, tokens, "nothing was created")
 

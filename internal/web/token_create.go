@@ -16,12 +16,14 @@ import (
 	"github.com/gantry-dev/gantry/views"
 )
 
-const maxTokenDays = 365
+// maxTokenDays is the longest life of an API token.
+const maxTokenDays = 90
 
 // tokenRequest is the create-token form, parsed.
 type tokenRequest struct {
-	Name string
-	Days int
+	Name     string
+	Days     int
+	ReadOnly bool
 }
 
 // parseTokenForm reads and validates the form; field errors are in words.
@@ -29,9 +31,11 @@ func parseTokenForm(c *gin.Context) (tokenRequest, views.TokenForm) {
 	form := views.TokenForm{
 		Name:          strings.TrimSpace(c.PostForm(views.FieldTokenName)),
 		ExpiresInDays: strings.TrimSpace(c.PostForm(views.FieldTokenExpiresIn)),
+		ReadOnly:      c.PostForm(views.FieldTokenReadOnly) == "true",
+		MaxDays:       maxTokenDays,
 		Errors:        map[string]string{},
 	}
-	req := tokenRequest{Name: form.Name}
+	req := tokenRequest{Name: form.Name, ReadOnly: form.ReadOnly}
 	switch n := utf8.RuneCountInString(form.Name); {
 	case n == 0:
 		form.Errors[views.FieldTokenName] = "Give the token a name, for example the script or CI job that uses it."
@@ -42,8 +46,10 @@ func parseTokenForm(c *gin.Context) (tokenRequest, views.TokenForm) {
 	switch {
 	case err != nil:
 		form.Errors[views.FieldTokenExpiresIn] = "Enter the number of days the token stays valid, for example 30."
-	case days < 1 || days > maxTokenDays:
-		form.Errors[views.FieldTokenExpiresIn] = fmt.Sprintf("A token can be valid for 1 to %d days.", maxTokenDays)
+	case days < 1:
+		form.Errors[views.FieldTokenExpiresIn] = fmt.Sprintf("A token must be valid for at least 1 day and at most %d.", maxTokenDays)
+	case days > maxTokenDays:
+		form.Errors[views.FieldTokenExpiresIn] = fmt.Sprintf("A token can live at most %d days, so that a leaked one stops working on its own; make a new one when it expires.", maxTokenDays)
 	}
 	req.Days = days
 	return req, form
@@ -65,12 +71,14 @@ func (h *handler) tokenCreate(c *gin.Context) {
 	}
 	now := h.Now().UTC()
 	tok, err := h.Store.CreateAPIToken(ctx, store.APIToken{
+		UserID:    u.ID,
 		Username:  u.Username,
 		Name:      req.Name,
 		Hash:      secret.Hash,
 		Prefix:    secret.Prefix,
 		CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(req.Days) * 24 * time.Hour),
+		ReadOnly:  req.ReadOnly,
 	})
 	if err != nil {
 		h.fail(c, err)
@@ -80,7 +88,7 @@ func (h *handler) tokenCreate(c *gin.Context) {
 		Actor:  u.Username,
 		Action: audit.ActionTokenCreate,
 		Target: fmt.Sprintf("api-token/%d", tok.ID),
-		Detail: map[string]any{"name": tok.Name, "prefix": tok.Prefix, "expires_at": tok.ExpiresAt},
+		Detail: map[string]any{"name": tok.Name, "prefix": tok.Prefix, "expires_at": tok.ExpiresAt, "read_only": tok.ReadOnly},
 		IP:     c.ClientIP(),
 		Via:    u.Via(),
 	}); err != nil {

@@ -21,7 +21,7 @@ func (h *handler) tokenRevoke(c *gin.Context) {
 		h.fail(c, fmt.Errorf("revoke token %q: %w", c.Param("id"), store.ErrNotFound))
 		return
 	}
-	tok, err := h.Store.RevokeAPIToken(ctx, u.Username, id, h.Now().UTC())
+	tok, err := h.Store.RevokeAPIToken(ctx, u.ID, id, h.Now().UTC())
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -37,7 +37,7 @@ func TestAPITokenLifecycle(t *testing.T) {
 	again := b.get(p.URL + "/profile")
 	assert.False(t, again.has("new-token"), "the secret is never shown twice")
 
-	stored, err := p.Store.APITokens(ctx, "bob")
+	stored, err := p.Store.APITokens(ctx, accountOf(t, p, "bob").ID)
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
 	assert.Equal(t, auth.HashToken(secret), stored[0].Hash, "only the hash is stored")
@@ -77,12 +77,13 @@ func TestAPITokenLifecycle(t *testing.T) {
 func TestBearerTokenRefusals(t *testing.T) {
 	ctx := context.Background()
 	p := startPortal(t, portalOptions{})
-	require.NoError(t, p.Store.RecordLogin(ctx, store.User{Username: "carol", Groups: store.StringList{"nlp-researchers"}, LastLoginAt: time.Now()}))
+	carol, err := p.Store.RecordLogin(ctx, store.User{Issuer: "https://idp.example.com", Subject: "sub-carol", Username: "carol", Groups: store.StringList{"nlp-researchers"}, LastLoginAt: time.Now()})
+	require.NoError(t, err)
 
 	mint := func(t *testing.T, expires time.Time) string {
 		tok, err := auth.GenerateToken()
 		require.NoError(t, err)
-		_, err = p.Store.CreateAPIToken(ctx, store.APIToken{Username: "carol", Name: "t", Hash: tok.Hash, Prefix: tok.Prefix, ExpiresAt: expires})
+		_, err = p.Store.CreateAPIToken(ctx, store.APIToken{UserID: carol.ID, Username: "carol", Name: "t", Hash: tok.Hash, Prefix: tok.Prefix, ExpiresAt: expires})
 		require.NoError(t, err)
 		return tok.Secret
 	}
@@ -116,7 +117,8 @@ func TestBearerTokenRefusals(t *testing.T) {
 	}
 
 	t.Run("groups changed at the IdP take effect at next login", func(t *testing.T) {
-		require.NoError(t, p.Store.RecordLogin(ctx, store.User{Username: "carol", Groups: store.StringList{"nlp-leads"}, LastLoginAt: time.Now()}))
+		_, err := p.Store.RecordLogin(ctx, store.User{Issuer: "https://idp.example.com", Subject: "sub-carol", Username: "carol", Groups: store.StringList{"nlp-leads"}, LastLoginAt: time.Now()})
+		require.NoError(t, err)
 		status, me := newBrowser(t).me(p.URL, valid)
 		require.Equal(t, http.StatusOK, status)
 		assert.Equal(t, "team lead", me.Role)
@@ -134,6 +136,7 @@ func TestTokenFormValidation(t *testing.T) {
 		"no name":       {days: "30", wantField: "error-name"},
 		"zero days":     {name: "x", days: "0", wantField: "error-expires_in_days"},
 		"too many days": {name: "x", days: "366", wantField: "error-expires_in_days"},
+		"91 days":       {name: "x", days: "91", wantField: "error-expires_in_days"},
 		"not a number":  {name: "x", days: "soon", wantField: "error-expires_in_days"},
 	}
 	for name, tc := range cases {
@@ -148,4 +151,13 @@ func TestTokenFormValidation(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, got.Status)
 		assert.True(t, got.has("error-page"))
 	})
+}
+
+// accountOf is the account of the only person who signed in as username.
+func accountOf(t *testing.T, p *portal, username string) store.User {
+	t.Helper()
+	us, err := p.Store.UsersByUsername(context.Background(), username)
+	require.NoError(t, err)
+	require.Len(t, us, 1, "accounts named %s", username)
+	return us[0]
 }

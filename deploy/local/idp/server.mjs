@@ -18,10 +18,11 @@ const PASSWORD = 'gantry-dev';
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost']);
 const FIRST_PARTY_CLIENTS = new Set(['gantry', 'other-app']);
 
-const users = new Map(
-  JSON.parse(readFileSync(new URL('./users.json', import.meta.url), 'utf8'))
-    .map((user) => [user.username, user]),
-);
+// Each user signs in with `login` (default: their username) and is the account `sub` (default: their
+// username); `username` is the preferred_username claim, which two accounts may share, as at a real IdP.
+const seeded = JSON.parse(readFileSync(new URL('./users.json', import.meta.url), 'utf8'));
+const users = new Map(seeded.map((user) => [user.login ?? user.username, user]));
+const accounts = new Map(seeded.map((user) => [user.sub ?? user.username, user]));
 
 function log(message) {
   process.stdout.write(`${new Date().toISOString()} ${message}\n`);
@@ -117,7 +118,7 @@ function loginPage({ uid, clientId, login, error }) {
 }
 
 async function findAccount(_ctx, sub) {
-  const user = users.get(sub);
+  const user = accounts.get(sub);
   if (!user) {
     return undefined;
   }
@@ -310,7 +311,7 @@ async function submitLogin(ctx, uid) {
     return;
   }
   log(`login succeeded for ${login}`);
-  await finish(ctx, { login: { accountId: user.username } }, false);
+  await finish(ctx, { login: { accountId: user.sub ?? user.username } }, false);
 }
 
 provider.use(async (ctx, next) => {
