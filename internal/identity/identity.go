@@ -22,14 +22,17 @@ type Prefixes struct {
 	GroupPrefix string
 }
 
-// User is the cluster name of an IdP username.
+// User is the cluster name of an IdP username. An empty name stays empty
+// (the API server refuses it) rather than becoming the bare prefix.
 func (p Prefixes) User(username string) string {
-	return orDefault(p.UserPrefix) + username
+	return prefixed(p.UserPrefix, username)
 }
 
 // Group is the cluster name of an IdP group, as team RoleBindings bind it.
+// An empty name stays empty (the API server refuses it) rather than
+// becoming the bare prefix, a group someone might bind.
 func (p Prefixes) Group(group string) string {
-	return orDefault(p.GroupPrefix) + group
+	return prefixed(p.GroupPrefix, group)
 }
 
 // Groups are the cluster names of IdP groups, in order; nil for none.
@@ -56,9 +59,12 @@ func ValidPrefix(prefix string) bool {
 	return prefix != "" && !Reserved(prefix)
 }
 
-func orDefault(prefix string) string {
-	if prefix == "" {
-		return DefaultPrefix
+func prefixed(prefix, name string) string {
+	switch {
+	case name == "":
+		return ""
+	case prefix == "":
+		return DefaultPrefix + name
 	}
-	return prefix
+	return prefix + name
 }

@@ -30,6 +30,16 @@ func TestPrefixesNameIdPIdentitiesInTheCluster(t *testing.T) {
 	}
 }
 
+func TestAnEmptyNameNeverBecomesTheBarePrefix(t *testing.T) {
+	p := Prefixes{}
+	if got := p.Group(""); got != "" {
+		t.Errorf(`Group("") = %q, want "" (refused by the API server)`, got)
+	}
+	if got := p.User(""); got != "" {
+		t.Errorf(`User("") = %q, want ""`, got)
+	}
+}
+
 func TestReservedAndValidPrefix(t *testing.T) {
 	for name, want := range map[string]bool{"system:masters": true, "system:": true, "systems": false, "oidc:system:masters": false, "": false} {
 		if got := Reserved(name); got != want {
