@@ -207,6 +207,9 @@ func TestDefaultValuesRenderAHighlyAvailableHardenedPortal(t *testing.T) {
 	assert.Equal(t, "gantry-leader", cm.Data["GANTRY_LEADER_ELECTION_NAME"])
 	assert.Empty(t, cm.Data["GANTRY_KUBECONFIG"], "in-cluster configuration from the ServiceAccount")
 	assert.Equal(t, "gantry-system", cm.Data["GANTRY_SYSTEM_NAMESPACE"])
+	assert.Equal(t, "oidc:", cm.Data["GANTRY_IMPERSONATION_USER_PREFIX"], "impersonated users carry the prefix (README: rule 11)")
+	assert.Equal(t, "oidc:", cm.Data["GANTRY_IMPERSONATION_GROUP_PREFIX"], "impersonated groups carry the prefix (README: rule 11)")
+	assert.Equal(t, "720h", cm.Data["GANTRY_TOKEN_OWNER_INACTIVITY"])
 
 	// The image policy's allowlist starts as config.imageRegistries, where its binding looks.
 	var allowlist corev1.ConfigMap
