@@ -10,23 +10,27 @@ GANTRY_DEV := $(GO) run ./cmd/gantry-dev
 # at a time.
 TEST_FLAGS ?= -p 1 -timeout 25m
 
-.PHONY: run test unit lint helm-lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local
+.PHONY: run test unit screenshots lint helm-lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local prerequisites
 
 ## run: bring up the local stack and the portal on http://127.0.0.1:8080 (Ctrl-C stops what it started)
-run:
+run: prerequisites
 	$(GANTRY_DEV) run
+
+## prerequisites: install what the machine lacks (Debian packages, the IdP's npm packages), or name the command that does
+prerequisites:
+	@deploy/local/prerequisites.sh
 
 ## build: build the gantry binary into bin/
 build:
 	$(GO) build -o bin/gantry ./cmd/gantry
 
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
-test: check-generated lint helm-lint
+test: prerequisites check-generated lint helm-lint
 	$(GANTRY_DEV) up
-	cd deploy/local/idp && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && npm test
+	cd deploy/local/idp && npm test
 	$(GO) test $(TEST_FLAGS) ./...
 
-## unit: the tests that need nothing running
+## unit: the tests that need nothing running (tests of the local stack skip under -short)
 unit:
 	$(GO) test -short ./...
 
@@ -40,6 +44,11 @@ lint:
 ## helm-lint: helm lint the chart with default and custom values (builds the pinned helm once)
 helm-lint:
 	$(GO) test -count=1 -run '^TestHelmLint$$' ./deploy/helm/gantry
+
+## screenshots: retake README's screenshot from the running portal (a browser test)
+screenshots: prerequisites
+	$(GANTRY_DEV) up
+	GANTRY_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestReadmeScreenshot' ./e2e
 
 ## generate: regenerate templ components
 generate:
@@ -57,7 +66,7 @@ check-generated:
 	done; rm -rf $$tmp; echo "templ output is fresh"
 
 ## cluster-up / cluster-down / cluster-status: the local Kubernetes stack alone
-cluster-up:
+cluster-up: prerequisites
 	$(GANTRY_DEV) up
 cluster-down:
 	$(GANTRY_DEV) down
@@ -67,7 +76,7 @@ cluster-status:
 ## bench: benchmarks, and the load run (e2e): job list, job page and team page over 10,000
 ## workloads at 50 concurrent users (p50/p99 ms) and the portal's memory (RSS, heap in use).
 ## The load run is a benchmark only (-run '^$' runs no tests), so `go test` never starts it.
-bench:
+bench: prerequisites
 	$(GANTRY_DEV) up
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 40m ./...
 

@@ -53,7 +53,16 @@ func run(args []string) error {
 	case "status":
 		return s.Status(ctx)
 	case "run":
-		return runPortal(ctx, s)
+		defer takeTerminal()()
+		err := runPortal(ctx, s)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C while the stack was still coming up: what this run
+			// started is stopped (the "stopped" lines say so); that is the
+			// outcome the person asked for, not a failure.
+			fmt.Println("interrupted: stopped what this run had started")
+			return nil
+		}
+		return err
 	default:
 		return fmt.Errorf("unknown command %q: use up, down or status", args[0])
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,10 +56,18 @@ func runPortal(ctx context.Context, s *devcluster.Stack) error {
 		return fmt.Errorf("build portal: %w", err)
 	}
 	url := "http://" + portalAddr
+	// A portal left from an earlier run would answer the health check in
+	// this one's place.
+	if c, err := net.DialTimeout("tcp", portalAddr, time.Second); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("something already listens on %s (a portal from an earlier run?): stop it and try again", portalAddr)
+	}
 	portal := exec.Command(bin)
 	portal.Dir = l.Root
 	portal.Stdout, portal.Stderr = os.Stdout, os.Stderr
-	portal.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own process group: Ctrl-C reaches gantry-dev, which stops the portal
+	// first. Should gantry-dev itself be killed, the portal goes with it.
+	portal.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	portal.Env = append(os.Environ(),
 		"GANTRY_LISTEN="+portalAddr,
 		"GANTRY_PUBLIC_URL="+url,

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -31,36 +33,113 @@ type Process struct {
 
 // ProcessState is what the state file remembers of a started process.
 type ProcessState struct {
-	PID       int       `json:"pid"`
-	Path      string    `json:"path"`
-	StartedAt time.Time `json:"startedAt"`
-	Log       string    `json:"log"`
+	PID  int    `json:"pid"`
+	Path string `json:"path"`
+	// StartTicks is the process's start time in clock ticks since boot
+	// (field 22 of /proc/PID/stat): with the PID it names one process for
+	// ever, so a reused PID never passes for it.
+	StartTicks uint64    `json:"startTicks,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	Log        string    `json:"log"`
+	// exited is closed when a child this supervisor started has exited
+	// (its Wait returned); nil for processes recorded by an earlier run.
+	exited <-chan struct{}
 }
 
-// alive reports whether the recorded process still runs the same program
-// (a reused PID running something else does not count).
+// alive reports whether the recorded process still runs. A child of this
+// supervisor is judged by its own exit, never by /proc (which reads empty
+// while the kernel still maps a freshly exec'd binary); a process from an
+// earlier run by its PID and start time, which cannot race.
 func (p ProcessState) alive() bool {
+	if p.exited != nil {
+		select {
+		case <-p.exited:
+			return false
+		default:
+			return true
+		}
+	}
 	if p.PID <= 0 {
 		return false
 	}
+	st, err := readProcStat(p.PID)
+	if err != nil || st.zombie() {
+		return false
+	}
+	if p.StartTicks != 0 {
+		return st.startTicks == p.StartTicks
+	}
+	// State files written before start times were recorded: the program
+	// path tells a reused PID apart (those processes are long started).
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
 	if err != nil {
 		return false
 	}
 	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-	if string(argv0) != p.Path {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
-	if err != nil {
-		return false
-	}
-	// A zombie (state Z) has exited; its parent just has not reaped it.
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-		return false
-	}
-	return true
+	return string(argv0) == p.Path
 }
+
+// procStat is what the supervisor reads of /proc/PID/stat.
+type procStat struct {
+	state      byte
+	pgid       int
+	startTicks uint64
+}
+
+// zombie reports a process that has exited but is not reaped yet.
+func (s procStat) zombie() bool { return s.state == 'Z' || s.state == 'X' }
+
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, fmt.Errorf("read stat of pid %d: %w", pid, err)
+	}
+	// The command name (field 2) may hold spaces and parentheses: the
+	// fields that follow start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("stat of pid %d: no command name", pid)
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	// fields[0] is field 3 (state), fields[2] field 5 (pgrp), fields[19]
+	// field 22 (starttime).
+	if len(fields) < 20 {
+		return procStat{}, fmt.Errorf("stat of pid %d: %d fields", pid, len(fields))
+	}
+	pgid, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return procStat{}, fmt.Errorf("stat of pid %d: pgrp: %w", pid, err)
+	}
+	start, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("stat of pid %d: starttime: %w", pid, err)
+	}
+	return procStat{state: fields[0][0], pgid: pgid, startTicks: start}, nil
+}
+
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil || st.zombie() || st.pgid != pgid {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// startMarker begins the line a process' log gets at each start.
+const startMarker = "==== "
 
 // startProcess starts p detached from the caller (own process group, so a
 // terminal's Ctrl-C reaches only the supervisor, which stops things in
@@ -72,8 +151,11 @@ func (s *Stack) startProcess(p Process) (ProcessState, error) {
 		return ProcessState{}, fmt.Errorf("start %s: open log: %w", p.Name, err)
 	}
 	defer logFile.Close()
-	fmt.Fprintf(logFile, "\n==== %s starting %s %v\n", time.Now().Format(time.RFC3339), p.Path, p.Args)
+	fmt.Fprintf(logFile, "\n%s%s starting %s %v\n", startMarker, time.Now().Format(time.RFC3339), p.Path, p.Args)
 
+	if s.tamper != nil {
+		s.tamper(&p)
+	}
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Dir = p.Dir
 	if cmd.Dir == "" {
@@ -94,9 +176,19 @@ func (s *Stack) startProcess(p Process) (ProcessState, error) {
 		return ProcessState{}, fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	ps := ProcessState{PID: cmd.Process.Pid, Path: p.Path, StartedAt: time.Now().UTC(), Log: logPath}
+	// The child cannot have been reaped yet (only the goroutine below
+	// waits for it), so its stat is readable even if it already exited.
+	if st, err := readProcStat(ps.PID); err == nil {
+		ps.StartTicks = st.startTicks
+	}
+	exited := make(chan struct{})
+	ps.exited = exited
 	// Reap the child when it exits so it never lingers as a zombie while
 	// the supervisor lives; the state file keeps the PID for later runs.
-	go func() { _ = cmd.Wait() }()
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	return ps, nil
 }
 
@@ -116,35 +208,54 @@ func credentialOf(name string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// stopProcess sends SIGTERM to the process group, waits up to grace for it to
-// exit, then SIGKILLs it. A process that is already gone is not an error.
+// stopProcess sends SIGTERM to the process group, waits up to grace for its
+// leader to exit, then SIGKILLs the group; it returns once no process of
+// the group is left (children such as PostgreSQL's backends included). A
+// process that is already gone is not an error.
 func stopProcess(ctx context.Context, name string, p ProcessState, grace time.Duration) error {
-	if !p.alive() {
+	if p.PID <= 0 {
 		return nil
 	}
-	if err := syscall.Kill(-p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		_ = syscall.Kill(p.PID, syscall.SIGTERM)
+	if p.alive() {
+		if err := syscall.Kill(-p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			_ = syscall.Kill(p.PID, syscall.SIGTERM)
+		}
+		deadline := time.Now().Add(grace)
+		for p.alive() && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stop %s: %w", name, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !p.alive() {
+	if !p.ownsGroup() {
+		return nil
+	}
+	for i := 0; i < 100; i++ {
+		if len(groupMembers(p.PID)) == 0 && !p.alive() {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stop %s: %w", name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+		time.Sleep(50 * time.Millisecond)
 	}
-	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
-	_ = syscall.Kill(p.PID, syscall.SIGKILL)
-	for i := 0; i < 50 && p.alive(); i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
+	return fmt.Errorf("stop %s: process group %d survived SIGKILL: pids %v", name, p.PID, groupMembers(p.PID))
+}
+
+// ownsGroup reports whether process group p.PID is still the one p leads:
+// the leader lives on as p, or is gone (a group ID is never reused while
+// the group has members, so what is left of it is p's).
+func (p ProcessState) ownsGroup() bool {
 	if p.alive() {
-		return fmt.Errorf("stop %s: pid %d survived SIGKILL", name, p.PID)
+		return true
 	}
-	return nil
+	st, err := readProcStat(p.PID)
+	if err != nil || st.zombie() {
+		return true
+	}
+	// Another process now has p's PID, so p's group had ended before the
+	// PID was reused: killing that group would hit a stranger.
+	return false
 }
 
 // waitFor polls check until it succeeds, the timeout passes or the process
@@ -161,7 +272,11 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, proc *Proc
 			return nil
 		}
 		if proc != nil && !proc.alive() {
-			return fmt.Errorf("%s: process exited (%v); last log lines:\n%s", what, last, tailFile(proc.Log, 20))
+			msg := fmt.Sprintf("%s: process exited (%v)", what, last)
+			if cause := exitCause(proc.Log); cause != "" {
+				msg += "\n  cause: " + cause
+			}
+			return fmt.Errorf("%s; last log lines:\n%s", msg, tailFile(proc.Log, 20))
 		}
 		select {
 		case <-ctx.Done():
@@ -173,6 +288,38 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, proc *Proc
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// explaining matches log lines that say why a program stopped.
+var explaining = regexp.MustCompile(`(?i)error|fatal|panic|failed|unknown|not defined|invalid|already in use|no such file|permission denied|cannot|could not`)
+
+// ansiEscape matches terminal colour codes some programs write to logs.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// exitCause is the first line of the latest start's log that explains an
+// exit (a usage text can bury it far above the last lines), or "".
+func exitCause(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := bytes.LastIndex(b, []byte(startMarker)); i >= 0 {
+		b = b[i:]
+		if j := bytes.IndexByte(b, '\n'); j >= 0 {
+			b = b[j+1:]
+		}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(ansiEscape.ReplaceAllString(line, ""))
+		if line != "" && explaining.MatchString(line) {
+			const max = 400
+			if len(line) > max {
+				line = line[:max] + "…"
+			}
+			return line
+		}
+	}
+	return ""
 }
 
 func tailFile(path string, n int) string {

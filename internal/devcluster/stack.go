@@ -20,6 +20,9 @@ type Stack struct {
 	// bins is the folder of the pinned cluster binaries, set by the
 	// binaries step.
 	bins string
+	// tamper, set by tests only, changes a process before it starts (a bad
+	// flag, a missing binary) to prove a failed start leaves nothing behind.
+	tamper func(*Process)
 }
 
 // component is one step of bringing the stack up. Steps run in order; a
