@@ -46,6 +46,15 @@ func WorkloadLabels(team, name string, kind catalog.Kind) map[string]string {
 	}
 }
 
+// OwnedBy labels a workload of WorkloadLabels, and its pod template, as
+// owned by the IdP username user: a person (an "oidc:" identity) may only
+// create workloads they own (deploy/policies/workload-labels.yaml).
+func OwnedBy(job *batchv1.Job, user string) *batchv1.Job {
+	job.Labels[catalog.LabelOwner] = catalog.OwnerLabel(user)
+	job.Spec.Template.Labels[catalog.LabelOwner] = catalog.OwnerLabel(user)
+	return job
+}
+
 // RestrictedPodSpec returns a pod spec of one container "main" running
 // Image that Pod Security "restricted" and the pod policy accept: non-root,
 // RuntimeDefault seccomp, no privilege escalation, all capabilities
