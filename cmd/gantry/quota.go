@@ -25,7 +25,10 @@ func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, c
 	service := quota.NewService(db, &quota.ClusterQueues{Kueue: clients.Kueue, Kube: clients.Kube}, auditLog, log)
 	loops.Add("quota-expiry", func(ctx context.Context) { service.Run(ctx, cfg.QuotaExpiryInterval) })
 
-	prov, err := teams.NewProvisioner(clients.Config, teams.FieldManager)
+	// The chart runs the portal's pods in the system namespace (its default:
+	// the release namespace); team NetworkPolicies admit them from there.
+	prov, err := teams.NewProvisioner(clients.Config, teams.FieldManager,
+		teams.WithAdminGroups(cfg.AdminGroups), teams.WithPortalNamespace(cfg.SystemNamespace))
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ func bootstrap(ctx context.Context, s *Stack) error {
 			return err
 		}
 	}
+	if err := removeClusterWideAdmins(ctx, a); err != nil {
+		return err
+	}
 	// The image policy fails closed without its allowlist: create it first.
 	if err := seedImageAllowlist(ctx, a); err != nil {
 		return err
@@ -79,10 +82,23 @@ func bootstrap(ctx context.Context, s *Stack) error {
 	return nil
 }
 
+// removeClusterWideAdmins deletes the ClusterRoleBinding that once gave the
+// admin group gantry-admin in every namespace; admins are bound per team
+// namespace now, and apply never deletes what a file no longer has.
+func removeClusterWideAdmins(ctx context.Context, a *applier) error {
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	err := a.dyn.Resource(gvr).Delete(ctx, "gantry-admins", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove ClusterRoleBinding gantry-admins: %w", err)
+	}
+	return nil
+}
+
 // The namespace and ConfigMap the gantry-image-allowlist admission policy
 // reads (GANTRY_SYSTEM_NAMESPACE's default, catalogadmin.AllowlistConfigMap).
+// SystemNamespace is also where the chart runs the portal's pods.
 const (
-	systemNamespace    = "gantry-system"
+	SystemNamespace    = "gantry-system"
 	allowlistConfigMap = "gantry-image-allowlist"
 )
 
@@ -91,18 +107,18 @@ const (
 // portal owns it afterwards, so an up never overwrites what admins saved.
 func seedImageAllowlist(ctx context.Context, a *applier) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": systemNamespace, "labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}}}}
+		"metadata": map[string]any{"name": SystemNamespace, "labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}}}}
 	if err := a.applyOne(ctx, ns); err != nil {
 		return err
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": allowlistConfigMap, "namespace": systemNamespace,
+		"metadata": map[string]any{"name": allowlistConfigMap, "namespace": SystemNamespace,
 			"labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}},
 		"data": map[string]any{"registries": strings.Join(strings.Split(config.DefaultImageRegistries, ","), "\n")}}}
-	_, err := a.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(systemNamespace).
+	_, err := a.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(SystemNamespace).
 		Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("image allowlist ConfigMap %s/%s: %w", systemNamespace, allowlistConfigMap, err)
+		return fmt.Errorf("image allowlist ConfigMap %s/%s: %w", SystemNamespace, allowlistConfigMap, err)
 	}
 	return nil
 }

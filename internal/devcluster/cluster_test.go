@@ -54,9 +54,12 @@ func quota(kv ...string) corev1.ResourceList {
 // policies accept: jobBuilder{...}.obj().
 type jobBuilder struct {
 	name, namespace, priority string
-	requests                  corev1.ResourceList
-	annotations               map[string]string
-	parallelism               int32
+	// owner is the gantry.dev/owner label; a person may create only jobs
+	// they own (deploy/policies/workload-labels.yaml).
+	owner       string
+	requests    corev1.ResourceList
+	annotations map[string]string
+	parallelism int32
 }
 
 func (b jobBuilder) obj() *batchv1.Job {
@@ -65,6 +68,10 @@ func (b jobBuilder) obj() *batchv1.Job {
 	if b.priority != "" {
 		job.Labels[priorityLabel] = b.priority
 		job.Spec.Template.Labels[priorityLabel] = b.priority
+	}
+	if b.owner != "" {
+		job.Labels[catalog.LabelOwner] = b.owner
+		job.Spec.Template.Labels[catalog.LabelOwner] = b.owner
 	}
 	par := b.parallelism
 	if par == 0 {
@@ -527,14 +534,13 @@ func TestAdminImpersonatesTeamMembersUnderRBAC(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cfg := *env.RESTConfig
-			cfg.Impersonate.UserName = tc.user
+			// As the portal impersonates and kubectl OIDC users appear: prefixed.
+			var groups []string
 			if tc.group != "" {
-				cfg.Impersonate.Groups = []string{tc.group}
+				groups = []string{tc.group}
 			}
-			kube, err := kubernetes.NewForConfig(&cfg)
-			require.NoError(t, err)
-			_, err = kube.BatchV1().Jobs(tc.namespace).Create(ctx, jobBuilder{name: "as-" + tc.user, namespace: tc.namespace,
+			kube := asPerson(t, env, tc.user, groups...)
+			_, err := kube.BatchV1().Jobs(tc.namespace).Create(ctx, jobBuilder{name: "as-" + tc.user, namespace: tc.namespace, owner: tc.user,
 				requests: quota("cpu", "1", "memory", "1Gi")}.obj(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if tc.allowed {
 				require.NoError(t, err)

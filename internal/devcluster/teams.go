@@ -25,6 +25,9 @@ const (
 	// a team's IdP groups are bound to in its namespace.
 	ResearcherRole = teams.ResearcherRole
 	TeamLeadRole   = teams.TeamLeadRole
+	// AdminGroup is the local IdP's admin group (the portal's default
+	// --admin-groups), bound to teams.AdminRole in every team namespace.
+	AdminGroup = "gantry-admins"
 )
 
 // Team is one team of deploy/local/teams.yaml.
@@ -69,15 +72,19 @@ func (t Team) ClusterQueue() string { return "team-" + t.Name }
 
 // Objects are the cluster objects of a team (see internal/teams): namespace
 // (Pod Security restricted), ClusterQueue in the cohort with borrowing and
-// preemption, LocalQueue, the RoleBindings of its IdP groups and a
-// ResourceQuota on accelerators.
+// preemption, LocalQueue, the RoleBindings of its IdP groups and of the
+// admin group, a ResourceQuota on accelerators and the ingress NetworkPolicy.
 func (t Team) Objects(cohort string, pools []Pool) ([]runtime.Object, error) {
 	return teams.Objects(t.clusterTeam(), cohort, flavors(pools))
 }
 
+// clusterTeam is the team as internal/teams makes it; the local portal runs
+// on the host, but team NetworkPolicies admit the system namespace, where
+// the chart runs it.
 func (t Team) clusterTeam() teams.Team {
 	return teams.Team{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter,
-		MemberGroups: t.MemberGroups, LeadGroups: t.LeadGroups, Quotas: t.Quotas}
+		MemberGroups: t.MemberGroups, LeadGroups: t.LeadGroups, Quotas: t.Quotas,
+		AdminGroups: []string{AdminGroup}, PortalNamespace: SystemNamespace}
 }
 
 // flavors are the pools as Kueue flavors, in file order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"Namespace":     {Version: "v1", Resource: "namespaces"},
 	"ResourceQuota": {Version: "v1", Resource: "resourcequotas"},
 	"RoleBinding":   {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"NetworkPolicy": {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
 	"ClusterQueue":  {Group: kueue.GroupVersion.Group, Version: kueue.GroupVersion.Version, Resource: "clusterqueues"},
 	"LocalQueue":    {Group: kueue.GroupVersion.Group, Version: kueue.GroupVersion.Version, Resource: "localqueues"},
 }
@@ -40,10 +42,29 @@ type Provisioner struct {
 	kueue kueueclient.Interface
 	// FieldManager names the server-side apply owner; FieldManager by default.
 	fieldManager string
+	// adminGroups and portalNamespace fill the Team fields of that name
+	// where a team leaves them empty: they are the installation's.
+	adminGroups     []string
+	portalNamespace string
+}
+
+// ProvisionerOption sets what every team of the installation shares.
+type ProvisionerOption func(*Provisioner)
+
+// WithAdminGroups binds the admin IdP groups to AdminRole in every team
+// namespace the provisioner applies.
+func WithAdminGroups(groups []string) ProvisionerOption {
+	return func(p *Provisioner) { p.adminGroups = slices.Clone(groups) }
+}
+
+// WithPortalNamespace names the namespace of the portal's pods, which every
+// team's NetworkPolicy admits.
+func WithPortalNamespace(namespace string) ProvisionerOption {
+	return func(p *Provisioner) { p.portalNamespace = namespace }
 }
 
 // NewProvisioner builds a provisioner for cfg. fieldManager may be empty.
-func NewProvisioner(cfg *rest.Config, fieldManager string) (*Provisioner, error) {
+func NewProvisioner(cfg *rest.Config, fieldManager string, opts ...ProvisionerOption) (*Provisioner, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("teams: dynamic client: %w", err)
@@ -59,7 +80,11 @@ func NewProvisioner(cfg *rest.Config, fieldManager string) (*Provisioner, error)
 	if fieldManager == "" {
 		fieldManager = FieldManager
 	}
-	return &Provisioner{dyn: dyn, kube: kc, kueue: qc, fieldManager: fieldManager}, nil
+	p := &Provisioner{dyn: dyn, kube: kc, kueue: qc, fieldManager: fieldManager}
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
 }
 
 // ApplyOptions change how Apply treats existing objects.
@@ -73,6 +98,12 @@ type ApplyOptions struct {
 // idempotent. If the team did not exist before and a step fails, what was
 // created is deleted again, so a failed create leaves nothing behind.
 func (p *Provisioner) Apply(ctx context.Context, t Team, cohort string, flavors []Flavor, opts ApplyOptions) error {
+	if len(t.AdminGroups) == 0 {
+		t.AdminGroups = p.adminGroups
+	}
+	if t.PortalNamespace == "" {
+		t.PortalNamespace = p.portalNamespace
+	}
 	objs, err := Objects(t, cohort, flavors)
 	if err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Package teams is the one implementation of a team's cluster objects:
 // namespace (team label, Pod Security restricted), ClusterQueue in the
-// cohort, LocalQueue, RoleBindings of its IdP groups and a ResourceQuota
-// on accelerators. The portal's admin pages and the local stack both use it.
+// cohort, LocalQueue, RoleBindings of its IdP groups and of the admin
+// groups, a ResourceQuota on accelerators and an ingress NetworkPolicy. The
+// portal's admin pages and the local stack both use it.
 //
 // The admission policies of the cluster select team namespaces by the
 // gantry.dev/team label, so the namespace label is the policy binding.
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,15 @@ const (
 	// and lead IdP groups are bound to in its namespace.
 	ResearcherRole = "gantry-researcher"
 	TeamLeadRole   = "gantry-team-lead"
+	// AdminRole is the ClusterRole the admin groups are bound to in every
+	// team namespace (and nowhere else): admins act in team namespaces only.
+	AdminRole = "gantry-admin"
+	// NetworkPolicyName is the team namespace's ingress policy: traffic from
+	// the namespace itself and from the portal's pods, nothing else.
+	NetworkPolicyName = "gantry-team-ingress"
+	// PartOfLabel and PartOf mark Gantry's objects, the portal's pods among them.
+	PartOfLabel = "app.kubernetes.io/part-of"
+	PartOf      = "gantry"
 	// ResourceQuotaName is the team namespace's accelerator quota.
 	ResourceQuotaName = "gantry-accelerators"
 	// DisplayNameAnnotation and CostCenterAnnotation carry portal facts on the namespace.
@@ -56,6 +67,12 @@ type Team struct {
 	// the cohort without limit; teams made in the portal start with zero
 	// quota and get GPUs through quota requests.
 	BorrowCPUAndMemory bool
+	// AdminGroups are bound to AdminRole in the team's namespace.
+	AdminGroups []string
+	// PortalNamespace is where the portal's pods (labelled PartOfLabel=PartOf)
+	// run; the team's NetworkPolicy admits traffic from them. Empty admits
+	// only the team's own namespace.
+	PortalNamespace string
 	// Identities prefix the IdP groups the RoleBindings bind, as the portal
 	// impersonates them; the zero value is the default prefix.
 	Identities identity.Prefixes
@@ -93,7 +110,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		}
 	}
 	ns := t.Namespace()
-	labels := map[string]string{TeamLabel: t.Name, "app.kubernetes.io/part-of": "gantry"}
+	labels := map[string]string{TeamLabel: t.Name, PartOfLabel: PartOf}
 	nsLabels := maps.Clone(labels)
 	maps.Copy(nsLabels, map[string]string{
 		"pod-security.kubernetes.io/enforce":         "restricted",
@@ -121,6 +138,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.ClusterQueue())},
 		},
 		ResourceQuota(cq, ns),
+		networkPolicy(t, labels),
 	}
 	for _, rb := range []struct {
 		name, role string
@@ -128,6 +146,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 	}{
 		{"gantry-researchers", ResearcherRole, t.MemberGroups},
 		{"gantry-team-leads", TeamLeadRole, t.LeadGroups},
+		{"gantry-admins", AdminRole, t.AdminGroups},
 	} {
 		if len(rb.groups) == 0 {
 			continue
@@ -135,6 +154,28 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		objs = append(objs, roleBinding(ns, rb.name, rb.role, t.Identities.Groups(rb.groups), labels))
 	}
 	return objs, nil
+}
+
+// networkPolicy denies ingress to every pod of the team namespace except
+// from pods of the same namespace and the portal's pods (notebook and
+// endpoint proxy), so no other team reaches a team's notebooks or endpoints.
+func networkPolicy(t Team, labels map[string]string) *networkingv1.NetworkPolicy {
+	from := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}
+	if t.PortalNamespace != "" {
+		from = append(from, networkingv1.NetworkPolicyPeer{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: t.PortalNamespace}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{PartOfLabel: PartOf}},
+		})
+	}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName, Namespace: t.Namespace(), Labels: labels},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: from}},
+		},
+	}
 }
 
 // roleBinding binds groups, as the API server names them (prefixed), to role.
@@ -252,7 +293,7 @@ func ResourceQuota(cq *kueue.ClusterQueue, namespace string) *corev1.ResourceQuo
 	return &corev1.ResourceQuota{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
 		ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: namespace,
-			Labels: map[string]string{TeamLabel: cq.Labels[TeamLabel], "app.kubernetes.io/part-of": "gantry"}},
+			Labels: map[string]string{TeamLabel: cq.Labels[TeamLabel], PartOfLabel: PartOf}},
 		Spec: corev1.ResourceQuotaSpec{Hard: hard},
 	}
 }

@@ -1,14 +1,17 @@
 package teams
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -64,6 +67,33 @@ func TestRoleBindingsBindConfiguredGroupPrefix(t *testing.T) {
 		{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "corp-group:vision-researchers"},
 		{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "corp-group:system:masters"},
 	}, rb.Subjects, "even a group spelled system: is bound only under the prefix")
+}
+
+func TestAdminsAndPortalReachOnlyTeamNamespaces(t *testing.T) {
+	team := Team{Name: "vision", MemberGroups: []string{"vision-researchers"}, AdminGroups: []string{"gantry-admins"}, PortalNamespace: "gantry-system"}
+	objs, err := Objects(team, "gantry", testFlavors)
+	require.NoError(t, err)
+
+	admins := find[*rbacv1.RoleBinding](t, slices.DeleteFunc(slices.Clone(objs), func(o runtime.Object) bool {
+		rb, ok := o.(*rbacv1.RoleBinding)
+		return ok && rb.RoleRef.Name != AdminRole
+	}))
+	assert.Equal(t, "team-vision", admins.Namespace, "admins are bound in the team namespace, not cluster-wide")
+	assert.Equal(t, []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "oidc:gantry-admins"}}, admins.Subjects)
+
+	np := find[*networkingv1.NetworkPolicy](t, objs)
+	assert.Equal(t, "team-vision", np.Namespace)
+	assert.Empty(t, np.Spec.PodSelector.MatchLabels, "every pod of the namespace")
+	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes)
+	require.Len(t, np.Spec.Ingress, 1)
+	want := []networkingv1.NetworkPolicyPeer{
+		{PodSelector: &metav1.LabelSelector{}},
+		{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "gantry-system"}},
+			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/part-of": "gantry"}}},
+	}
+	if diff := cmp.Diff(want, np.Spec.Ingress[0].From); diff != "" {
+		t.Errorf("ingress from the namespace itself and the portal's pods only (-want +got):\n%s", diff)
+	}
 }
 
 func TestBorrowing(t *testing.T) {

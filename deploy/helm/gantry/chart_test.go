@@ -136,7 +136,7 @@ func TestChartCopiesMatchTheirSources(t *testing.T) {
 
 func TestRBACRulesAreExactlyTheDocumentedOnes(t *testing.T) {
 	documented := readDocumentedRules(t)
-	require.Len(t, documented, 16, "README's RBAC table")
+	require.Len(t, documented, 17, "README's RBAC table")
 	cases := map[string]struct {
 		values    string
 		leaseName string
@@ -678,4 +678,26 @@ func serviceAccountKubeconfig(t *testing.T, base *rest.Config, token string) str
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
 	return path
+}
+
+// TestWorkloadPolicyKnowsPeopleByTheImpersonationPrefix: the owner and
+// priority rules hold the users the portal impersonates, whatever prefix
+// the chart gives them.
+func TestWorkloadPolicyKnowsPeopleByTheImpersonationPrefix(t *testing.T) {
+	cases := map[string]struct{ values, want string }{
+		"default":       {want: "'oidc:'"},
+		"custom prefix": {values: "config: {impersonation: {userPrefix: 'corp:'}}", want: "'corp:'"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vap := find(t, render(t, "gantry-system", tc.values), "ValidatingAdmissionPolicy", "gantry-workload-labels")
+			vars, _, _ := unstructured.NestedSlice(vap.Object, "spec", "variables")
+			got := map[string]any{}
+			for _, v := range vars {
+				m := v.(map[string]any)
+				got[m["name"].(string)] = m["expression"]
+			}
+			assert.Equal(t, tc.want, got["userPrefix"])
+		})
+	}
 }
