@@ -83,6 +83,8 @@ type user struct {
 	name   string
 	client *http.Client
 	base   string
+	// bearer, when set, is sent as "Authorization: Bearer" on every request.
+	bearer string
 }
 
 // signIn signs name in through the dev IdP's login form; "" stays anonymous.
@@ -132,6 +134,13 @@ func (u *user) do(method, path string, body any, token string) (int, string) {
 	return status, out
 }
 
+// call is do for an answer's status and redirect target.
+func (u *user) call(method, path string, body any, token string) (int, string) {
+	u.t.Helper()
+	status, _, location := u.send(method, path, body, token)
+	return status, location
+}
+
 func (u *user) send(method, path string, body any, token string) (int, string, string) {
 	u.t.Helper()
 	var rd io.Reader
@@ -152,6 +161,9 @@ func (u *user) send(method, path string, body any, token string) (int, string, s
 	}
 	if token != "" {
 		req.Header.Set("X-CSRF-Token", token)
+	}
+	if u.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+u.bearer)
 	}
 	resp, err := u.client.Do(req)
 	require.NoError(u.t, err)

@@ -55,7 +55,7 @@ func (h *handler) apiJobCreate(c *gin.Context) {
 		req.LaunchID = launch.NewLaunchID()
 	}
 	team := c.Param("team")
-	res, err := h.Launcher.Launch(c.Request.Context(), actorOf(c, u), launch.Request{
+	res, err := h.launchAs(c, u, launch.Request{
 		Team: team, Template: req.Template, Version: req.Version, Values: req.Parameters, LaunchID: req.LaunchID,
 	})
 	if err != nil {

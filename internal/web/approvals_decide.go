@@ -14,6 +14,11 @@ import (
 // approvalsDecide approves or rejects a request with a comment.
 func (h *handler) approvalsDecide(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
+	// Refused before the form is read: a researcher learns nothing of a request.
+	if u.Role != auth.RoleAdmin && len(decidableTeams(u)) == 0 {
+		h.fail(c, &quota.DeniedError{Reason: "Only team leads and Gantry admins decide quota requests."})
+		return
+	}
 	id, err := pathID(c)
 	if err != nil {
 		h.fail(c, err)

@@ -42,7 +42,7 @@ func (h *handler) launchSubmit(c *gin.Context) {
 	if v, err := strconv.Atoi(c.PostForm(views.FieldVersion)); err == nil && v > 0 {
 		version = v
 	}
-	res, err := h.Launcher.Launch(ctx, actorOf(c, u), launch.Request{Team: team, Template: t.Name, Version: version, Values: values, LaunchID: launchID})
+	res, err := h.launchAs(c, u, launch.Request{Team: team, Template: t.Name, Version: version, Values: values, LaunchID: launchID})
 	if err != nil {
 		errs, status := launchProblem(err)
 		if errs == nil {
@@ -69,6 +69,23 @@ func (h *handler) launchSubmit(c *gin.Context) {
 	redirectSeeOther(c, jobURL(res.Team, res.Name))
 }
 
+// notMemberError refuses a launch into a team the user is not in.
+type notMemberError struct{ team string }
+
+func (e *notMemberError) Error() string {
+	return fmt.Sprintf("Refused: you are not a member of team %s, so you cannot launch jobs in it.", e.team)
+}
+
+// launchAs launches as the user. A launch into a team they are not in is
+// refused before its parameters are checked, so the answer is the refusal
+// rather than advice on fields; admins are left to Kubernetes.
+func (h *handler) launchAs(c *gin.Context, u *auth.User, req launch.Request) (launch.Result, error) {
+	if req.Team != "" && !canSeeTeam(u, req.Team) {
+		return launch.Result{}, &notMemberError{team: req.Team}
+	}
+	return h.Launcher.Launch(c.Request.Context(), actorOf(c, u), req)
+}
+
 // launchProblem turns a launch error a person can fix or should read into
 // field errors and a status; other errors give nil.
 func launchProblem(err error) (catalog.FieldErrors, int) {
@@ -76,7 +93,10 @@ func launchProblem(err error) (catalog.FieldErrors, int) {
 	var forbidden *launch.ForbiddenError
 	var collision *launch.CollisionError
 	var outdated *launch.OutdatedVersionError
+	var notMember *notMemberError
 	switch {
+	case errors.As(err, &notMember):
+		return catalog.FieldErrors{catalog.FieldTeam: notMember.Error()}, http.StatusForbidden
 	case errors.As(err, &outdated):
 		return catalog.FieldErrors{"": outdated.Error()}, http.StatusConflict
 	case errors.As(err, &fe):
