@@ -28,7 +28,8 @@ func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, c
 	// The chart runs the portal's pods in the system namespace (its default:
 	// the release namespace); team NetworkPolicies admit them from there.
 	prov, err := teams.NewProvisioner(clients.Config, teams.FieldManager,
-		teams.WithAdminGroups(cfg.AdminGroups), teams.WithPortalNamespace(cfg.SystemNamespace))
+		teams.WithAdminGroups(cfg.AdminGroups), teams.WithPortalNamespace(cfg.SystemNamespace),
+		teams.WithIdentities(cfg.Identities))
 	if err != nil {
 		return nil, err
 	}

@@ -140,3 +140,37 @@ func active(conds []metav1.Condition) bool {
 	}
 	return false
 }
+
+// TestProvisionerBindsGroupsWithTheConfiguredPrefix: a portal configured
+// with its own group prefix binds the team's groups under that prefix, and
+// a researcher impersonated with the same prefixes can launch.
+func TestProvisionerBindsGroupsWithTheConfiguredPrefix(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx := context.Background()
+	flavors := clusterFlavors(t, env)
+	names := identity.Prefixes{UserPrefix: "corp-user:", GroupPrefix: "corp-group:"}
+	p, err := teams.NewProvisioner(env.RESTConfig, "", teams.WithIdentities(names))
+	require.NoError(t, err)
+	team := randomTeam(t)
+	team.Quotas = teams.ZeroQuotas(flavors)
+	t.Cleanup(func() { _ = p.Delete(context.Background(), team.Name) })
+	require.NoError(t, p.Apply(ctx, team, "cohort-"+team.Name, flavors, teams.ApplyOptions{KeepQuota: true}))
+
+	rb, err := env.Kube.RbacV1().RoleBindings(team.Namespace()).Get(ctx, "gantry-researchers", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Len(t, rb.Subjects, 1)
+	assert.Equal(t, "corp-group:"+team.MemberGroups[0], rb.Subjects[0].Name)
+
+	require.Eventually(t, func() bool {
+		_, err := env.Kube.CoreV1().ServiceAccounts(team.Namespace()).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	}, time.Minute, 200*time.Millisecond, "the namespace's default ServiceAccount")
+	researcher, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, names, "rita", []string{team.MemberGroups[0]}))
+	require.NoError(t, err)
+	_, err = researcher.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "prefixed", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	assert.NoError(t, err, "a researcher impersonated with the same prefixes launches")
+	defaultPrefixed, err := kubernetes.NewForConfig(kube.ForUser(env.RESTConfig, identity.Prefixes{}, "rita", []string{team.MemberGroups[0]}))
+	require.NoError(t, err)
+	_, err = defaultPrefixed.BatchV1().Jobs(team.Namespace()).Create(ctx, stacktest.CompliantJob(team.Name, "other-prefix", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	assert.True(t, apierrors.IsForbidden(err), "the same group under another prefix is someone else: %v", err)
+}

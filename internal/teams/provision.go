@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
+
+	"github.com/gantry-dev/gantry/internal/identity"
 )
 
 // FieldManager owns the fields the portal applies.
@@ -46,6 +48,8 @@ type Provisioner struct {
 	// where a team leaves them empty: they are the installation's.
 	adminGroups     []string
 	portalNamespace string
+	// identities fill Team.Identities where a team leaves it zero.
+	identities identity.Prefixes
 }
 
 // ProvisionerOption sets what every team of the installation shares.
@@ -61,6 +65,12 @@ func WithAdminGroups(groups []string) ProvisionerOption {
 // team's NetworkPolicy admits.
 func WithPortalNamespace(namespace string) ProvisionerOption {
 	return func(p *Provisioner) { p.portalNamespace = namespace }
+}
+
+// WithIdentities sets the prefixes of the IdP groups team RoleBindings
+// bind, equal to those the portal impersonates with.
+func WithIdentities(names identity.Prefixes) ProvisionerOption {
+	return func(p *Provisioner) { p.identities = names }
 }
 
 // NewProvisioner builds a provisioner for cfg. fieldManager may be empty.
@@ -103,6 +113,9 @@ func (p *Provisioner) Apply(ctx context.Context, t Team, cohort string, flavors 
 	}
 	if t.PortalNamespace == "" {
 		t.PortalNamespace = p.portalNamespace
+	}
+	if t.Identities == (identity.Prefixes{}) {
+		t.Identities = p.identities
 	}
 	objs, err := Objects(t, cohort, flavors)
 	if err != nil {
