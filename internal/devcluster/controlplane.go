@@ -43,6 +43,7 @@ func etcdComponent() component {
 		name:      "etcd",
 		group:     GroupCluster,
 		processes: []string{procEtcd},
+		ports:     []int{etcdClientPort, etcdPeerPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procEtcd); err != nil {
 				return err
@@ -98,6 +99,7 @@ func apiServerComponent() component {
 		name:      "kube-apiserver",
 		group:     GroupCluster,
 		processes: []string{procAPIServer},
+		ports:     []int{apiServerPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procAPIServer); err != nil {
 				return err
@@ -209,6 +211,7 @@ func controllerManagerComponent() component {
 		name:      "controller-manager",
 		group:     GroupCluster,
 		processes: []string{procKCM},
+		ports:     []int{kcmPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procKCM); err != nil {
 				return err
@@ -252,6 +255,7 @@ func schedulerComponent() component {
 		name:      "kube-scheduler",
 		group:     GroupCluster,
 		processes: []string{procScheduler},
+		ports:     []int{schedulerPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procScheduler); err != nil {
 				return err

@@ -25,6 +25,7 @@ func idpComponent() component {
 		name:      "identity provider",
 		group:     GroupIdP,
 		processes: []string{idpProcs},
+		ports:     []int{idpPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(idpProcs); err != nil {
 				return err

@@ -47,6 +47,7 @@ func kueueComponent() component {
 		name:      "kueue",
 		group:     GroupCluster,
 		processes: []string{procKueue},
+		ports:     []int{kueueWebhookPort, kueueHealthPort, kueueMetricsPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procKueue); err != nil {
 				return err

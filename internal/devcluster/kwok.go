@@ -29,6 +29,7 @@ func kwokComponent() component {
 		name:      "kwok (GPU node pools)",
 		group:     GroupCluster,
 		processes: []string{procKwok},
+		ports:     []int{kwokServerPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procKwok); err != nil {
 				return err

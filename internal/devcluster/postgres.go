@@ -40,6 +40,7 @@ func postgresComponent() component {
 		name:      "postgres",
 		group:     GroupPostgres,
 		processes: []string{postgresProcs},
+		ports:     []int{postgresPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(postgresProcs); err != nil {
 				return err

@@ -26,6 +26,7 @@ func prometheusComponent() component {
 		name:      "prometheus",
 		group:     GroupPrometheus,
 		processes: []string{procPrometheus},
+		ports:     []int{prometheusPort},
 		healthy: func(ctx context.Context, s *Stack) error {
 			if _, err := s.process(procPrometheus); err != nil {
 				return err

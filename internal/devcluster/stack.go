@@ -33,8 +33,11 @@ type component struct {
 	group string
 	// processes are the names of the processes the step starts.
 	processes []string
-	healthy   func(ctx context.Context, s *Stack) error
-	start     func(ctx context.Context, s *Stack) error
+	// ports are the loopback ports those processes listen on: they must
+	// be free before the step starts them.
+	ports   []int
+	healthy func(ctx context.Context, s *Stack) error
+	start   func(ctx context.Context, s *Stack) error
 }
 
 // Groups that `--only` accepts.
@@ -114,7 +117,11 @@ func (s *Stack) Up(ctx context.Context, groups ...string) (State, error) {
 		}
 		s.progress("  … %-22s starting", c.name)
 		t0 := time.Now()
-		if err := c.start(ctx, s); err != nil {
+		err := portsFree(c.ports)
+		if err == nil {
+			err = c.start(ctx, s)
+		}
+		if err != nil {
 			s.progress("  ✗ %-22s failed: %v", c.name, err)
 			s.cleanupStarted(context.WithoutCancel(ctx))
 			return s.state, fmt.Errorf("bring up %s: %w", c.name, err)

@@ -26,17 +26,16 @@ import (
 // the shared stack other tests use is never touched. They need root (CI
 // runs as root) for the namespace and for dropping the page cache.
 
-// stackPorts are the loopback ports the stack's processes listen on.
-var stackPorts = map[string][]int{
-	postgresProcs:  {postgresPort},
-	idpProcs:       {idpPort},
-	procEtcd:       {etcdClientPort, etcdPeerPort},
-	procAPIServer:  {apiServerPort},
-	procKCM:        {kcmPort},
-	procScheduler:  {schedulerPort},
-	procKueue:      {kueueWebhookPort, kueueHealthPort, kueueMetricsPort},
-	procKwok:       {kwokServerPort},
-	procPrometheus: {prometheusPort},
+// stackPorts are the loopback ports the stack's processes listen on, by
+// component.
+func stackPorts(s *Stack) map[string][]int {
+	ports := map[string][]int{}
+	for _, c := range s.components() {
+		if len(c.ports) > 0 {
+			ports[c.name] = c.ports
+		}
+	}
+	return ports
 }
 
 // isolatedStack re-runs the calling test inside a fresh network namespace
@@ -153,9 +152,9 @@ func leftovers(t *testing.T, s *Stack) []string {
 }
 
 // heldPorts lists the stack's ports something still listens on.
-func heldPorts() []string {
+func heldPorts(s *Stack) []string {
 	var held []string
-	for name, ports := range stackPorts {
+	for name, ports := range stackPorts(s) {
 		for _, p := range ports {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
 			if err == nil {
@@ -201,7 +200,7 @@ func requireClean(t *testing.T, s *Stack, after string) {
 	// process exits; give the last ones a moment.
 	var procs, ports []string
 	for i := 0; i < 20; i++ {
-		procs, ports = leftovers(t, s), heldPorts()
+		procs, ports = leftovers(t, s), heldPorts(s)
 		if len(procs) == 0 && len(ports) == 0 {
 			return
 		}
@@ -242,14 +241,14 @@ func TestFailedUpLeavesNothingAndNamesTheCause(t *testing.T) {
 		want string
 	}
 	faults := []fault{
-		{postgresProcs, "postgres", "port taken", "could not bind"},
+		{postgresProcs, "postgres", "port taken", "port 127.0.0.1:55432 is already in use by pid"},
 		{idpProcs, "identity provider", "bad flag", "bad option: --gantry-no-such-flag"},
 		{procEtcd, "etcd", "binary missing", "no such file or directory"},
 		{procAPIServer, "kube-apiserver", "bad flag", "unknown flag: --gantry-no-such-flag"},
-		{procKCM, "controller-manager", "port taken", "address already in use"},
+		{procKCM, "controller-manager", "port taken", "port 127.0.0.1:10257 is already in use by pid"},
 		{procScheduler, "kube-scheduler", "binary missing", "no such file or directory"},
 		{procKueue, "kueue", "bad flag", "flag provided but not defined: -gantry-no-such-flag"},
-		{procKwok, "kwok (GPU node pools)", "port taken", "address already in use"},
+		{procKwok, "kwok (GPU node pools)", "port taken", "port 127.0.0.1:10247 is already in use by pid"},
 		{procPrometheus, "prometheus", "bad flag", "unknown long flag '--gantry-no-such-flag'"},
 	}
 	s := isolatedStack(t)
@@ -273,7 +272,7 @@ func TestFailedUpLeavesNothingAndNamesTheCause(t *testing.T) {
 			}
 			defer func() { s.tamper = nil }()
 			if f.how == "port taken" {
-				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", stackPorts[f.process][0]))
+				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", stackPorts(s)[f.component][0]))
 				require.NoError(t, err)
 				defer l.Close()
 			}
@@ -294,10 +293,10 @@ func TestFailedUpLeavesNothingAndNamesTheCause(t *testing.T) {
 				time.Sleep(250 * time.Millisecond)
 			}
 			assert.Empty(t, procs, "processes left by the failed up")
-			held := heldPorts()
+			held := heldPorts(s)
 			if f.how == "port taken" {
 				// The test's own listener holds the component's first port.
-				held = removeString(held, fmt.Sprintf("%s:%d", f.process, stackPorts[f.process][0]))
+				held = removeString(held, fmt.Sprintf("%s:%d", f.component, stackPorts(s)[f.component][0]))
 			}
 			assert.Empty(t, held, "ports left held by the failed up")
 		})
