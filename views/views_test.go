@@ -73,7 +73,7 @@ func TestLayoutNavigationPerRole(t *testing.T) {
 		"admin gets administration pages": {
 			user: erin, pending: 1, wantBadge: "1 pending",
 			wantNav: append(append([]string{}, researcher...), "nav-approvals",
-				"nav-templates", "nav-teams", "nav-prices", "nav-allowlist", "nav-audit", "nav-cluster"),
+				"nav-templates", "nav-teams", "nav-prices", "nav-allowlist", "nav-audit", "nav-tokens", "nav-cluster"),
 		},
 	}
 	for name, tc := range cases {
