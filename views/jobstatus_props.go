@@ -69,7 +69,10 @@ type GPUView struct {
 // CostView is the job's cost so far (or in total once ended).
 type CostView struct {
 	Price, AllocatedHours, Cost, UsefulHours, IdleCost string
-	// Wasted is the cost of runs that failed or were evicted; "" if none.
+	// UnmeasuredHours and UnmeasuredCost are the allocated time without GPU
+	// samples, counted neither useful nor idle; "" if every hour was measured.
+	UnmeasuredHours, UnmeasuredCost string
+	// Wasted is the cost of runs that ended failed, preempted or evicted; "" if none.
 	Wasted string
 	Ended  bool
 }

@@ -42,6 +42,8 @@ type SpendView struct {
 	Runs, SucceededRuns, FailedRuns            int
 	AllocatedHours, UsefulHours, IdleHours     string
 	Cost, FailedCost, IdleCost, CostPerSuccess string
+	// UnmeasuredHours had no GPU samples: neither useful nor idle.
+	UnmeasuredHours, UnmeasuredCost string
 }
 
 // JobCostRow is one job in a top list.

@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -39,9 +40,12 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
-	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: time.Now().Add(-time.Hour), USDPerHour: h100Price}))
+	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: time.Now().Add(-time.Hour), USDPerHour: h100Price * money.Dollar}))
+	// A price taking effect while the job runs prices the rest of the run.
+	change := time.Now().Add(35 * time.Second).Truncate(time.Second)
+	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: change, USDPerHour: 6 * money.Dollar}))
 	// A later price must not change this run's cost.
-	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: time.Now().Add(24 * time.Hour), USDPerHour: 99}))
+	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: time.Now().Add(24 * time.Hour), USDPerHour: 99 * money.Dollar}))
 
 	team := env.Team(t, stacktest.TeamSpec{Quotas: map[string]corev1.ResourceList{
 		h100: {"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("32"), "memory": resource.MustParse("128Gi")},
@@ -98,17 +102,32 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 		row = rows[0]
 	}, 2*time.Minute, time.Second)
 
-	t.Logf("ledger: %d GPUs × %.1f s × $%.2f/GPU-h = $%.4f (want $%.4f), utilization %v", row.GPUs,
-		row.EndedAt.Sub(row.AdmittedAt).Seconds(), row.USDPerHour, row.CostUSD, 8*60.0/3600*h100Price, ptr.Deref(row.AvgUtilization, -1))
+	t.Logf("ledger: %d GPUs × %.1f s, price change at +%.1f s: $%s, utilization %v", row.GPUs,
+		row.EndedAt.Sub(row.AdmittedAt).Seconds(), change.Sub(row.AdmittedAt).Seconds(), row.CostUSD.Decimal(), ptr.Deref(row.AvgUtilization, -1))
 	assert.Equal(t, cost.OutcomeSucceeded, row.Outcome)
 	assert.Equal(t, int64(8), row.GPUs)
 	assert.Equal(t, h100, row.Flavor)
 	assert.Equal(t, team.Name, row.Team)
-	assert.InDelta(t, h100Price, row.USDPerHour, 1e-9, "price in effect at admission")
-	want := 8 * 60.0 / 3600 * h100Price // $0.5333
-	// Admission to finish also covers pod start-up and Kueue's bookkeeping: a few seconds.
-	assert.InDelta(t, want, row.CostUSD, 8*4.0/3600*h100Price, "cost %.4f, %.1f s run", row.CostUSD, row.EndedAt.Sub(row.AdmittedAt).Seconds())
-	assert.InDelta(t, row.AllocatedGPUHours*h100Price, row.CostUSD, 1e-4)
+	require.True(t, change.After(row.AdmittedAt) && change.Before(row.EndedAt), "the price changed while the job ran")
+	assert.Equal(t, "6.000000", row.USDPerHour.Decimal(), "price in effect when it ended")
+	// $4 per GPU-hour until the change, $6 after, to the micro-dollar
+	// (Postgres keeps microseconds: whole-µs durations).
+	before, after := change.Sub(row.AdmittedAt), row.EndedAt.Sub(change)
+	want := (h100Price*money.Dollar).For(8, before) + (6*money.Dollar).For(8, after)
+	assert.Equal(t, want.Decimal(), row.CostUSD.Decimal(), "cost split at the price change")
+	// The job page prices its run with the same rule.
+	all, err := db.AllPrices(ctx)
+	require.NoError(t, err)
+	var hist []store.GPUPrice
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Flavor == h100 {
+			hist = append(hist, all[i])
+		}
+	}
+	page, _ := cost.Price(cost.Run{Allocation: cost.Allocation{GPUs: 8}, Admitted: row.AdmittedAt, Ended: row.EndedAt}, hist)
+	assert.Equal(t, row.CostUSD, page, "page and ledger agree")
+	require.NotNil(t, row.MeasuredGPUHours, "measured hours kept")
+	assert.InDelta(t, row.AllocatedGPUHours, *row.MeasuredGPUHours, 8*15.0/3600, "samples over nearly all the run")
 	require.NotNil(t, row.AvgUtilization, "utilization measured over the run")
 	assert.InDelta(t, 67.5, *row.AvgUtilization, 27.5)
 
@@ -123,5 +142,5 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1, "the run stays in the ledger after the Job is deleted")
 	assert.Equal(t, row.RunKey, rows[0].RunKey)
-	assert.InDelta(t, row.CostUSD, rows[0].CostUSD, 1e-9)
+	assert.Equal(t, row.CostUSD, rows[0].CostUSD)
 }

@@ -11,12 +11,14 @@ import (
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
 // LedgerStore is the database side of the ledger.
 type LedgerStore interface {
-	PriceAt(ctx context.Context, flavor, resource string, t time.Time) (store.GPUPrice, error)
+	PricesOver(ctx context.Context, flavor, resource string, from, to time.Time) ([]store.GPUPrice, error)
 	RecordRun(ctx context.Context, r store.LedgerRow) (bool, error)
 	RecordedRunKeys(ctx context.Context, keys []string) (map[string]bool, error)
 }
@@ -26,10 +28,10 @@ type WorkloadSource interface {
 	AllWorkloads() ([]*kueue.Workload, error)
 }
 
-// UtilizationSource measures the mean GPU utilization (0-100) of a job's
-// pods over a time range; ok is false when there are no samples.
+// UtilizationSource measures how much of a time range a job's GPUs have
+// utilization samples for, and how busy they were then.
 type UtilizationSource interface {
-	AverageUtilization(ctx context.Context, namespace, job string, from, to time.Time) (float64, bool, error)
+	MeasuredUse(ctx context.Context, namespace, job string, from, to time.Time) (gpu.Measured, error)
 }
 
 // Ledger writes a ledger row for every run that ends. Each row's key is the
@@ -152,9 +154,9 @@ func (l *Ledger) record(ctx context.Context, r Run) error {
 	return nil
 }
 
-// Row prices a run at the price in effect when it was admitted and
-// measures its utilization. A flavor without a price costs nothing, which
-// the team page shows as unpriced.
+// Row prices a run by integrating the price in effect over each part of
+// it and measures its utilization. A flavor without a price costs nothing,
+// which the team page shows as unpriced.
 func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
 	row := store.LedgerRow{
 		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: TeamOf(r.Namespace), Namespace: r.Namespace,
@@ -163,26 +165,60 @@ func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
 		WaitSeconds: r.Wait().Seconds(), AllocatedGPUHours: r.GPUHours(),
 	}
 	if r.GPUs > 0 {
-		p, err := l.Store.PriceAt(ctx, r.Flavor, r.Resource, r.Admitted)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
+		ps, err := l.Store.PricesOver(ctx, r.Flavor, r.Resource, r.Admitted, r.Ended)
+		if err != nil {
 			return store.LedgerRow{}, fmt.Errorf("price run of %s/%s: %w", r.Namespace, r.JobName, err)
-		default:
-			row.USDPerHour = p.USDPerHour
-			row.CostUSD = p.USDPerHour * row.AllocatedGPUHours
 		}
+		row.CostUSD, row.USDPerHour = Price(r, ps)
 		if l.Utilization != nil {
-			u, ok, err := l.Utilization.AverageUtilization(ctx, r.Namespace, r.JobName, r.Admitted, r.Ended)
+			m, err := l.Utilization.MeasuredUse(ctx, r.Namespace, r.JobName, r.Admitted, r.Ended)
 			if err != nil {
-				// The run is still recorded: cost does not depend on utilization.
+				// The run is still recorded, unmeasured: cost does not depend on utilization.
 				l.Log.WarnContext(ctx, "cost ledger: no utilization", "job", r.Namespace+"/"+r.JobName, "err", err)
-			} else if ok {
-				row.AvgUtilization = &u
+			} else {
+				SetMeasured(&row, m)
 			}
 		}
 	}
 	return row, nil
+}
+
+// SetMeasured stores a run's measured and useful GPU-hours on its row.
+func SetMeasured(row *store.LedgerRow, m gpu.Measured) {
+	units := float64(row.GPUs)
+	measured, useful := units*m.Measured.Hours(), units*m.Useful.Hours()
+	row.MeasuredGPUHours, row.UsefulGPUHours = &measured, &useful
+	if m.Measured > 0 {
+		u := 100 * m.Useful.Seconds() / m.Measured.Seconds()
+		row.AvgUtilization = &u
+	}
+}
+
+// Price integrates prices (oldest first, as PricesOver returns them) over
+// the run: each part of it costs the price in effect then, and the time
+// before the first price is free. last is the price in effect at its end.
+func Price(r Run, prices []store.GPUPrice) (total, last money.USD) {
+	for i, p := range prices {
+		from := later(p.EffectiveFrom, r.Admitted)
+		to := r.Ended
+		if i+1 < len(prices) && prices[i+1].EffectiveFrom.Before(to) {
+			to = prices[i+1].EffectiveFrom
+		}
+		if !p.EffectiveFrom.After(r.Ended) {
+			last = p.USDPerHour
+		}
+		if to.After(from) {
+			total += p.USDPerHour.For(r.GPUs, to.Sub(from))
+		}
+	}
+	return total, last
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // TeamOf is the team owning a namespace named team-<name>.

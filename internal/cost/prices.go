@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -21,7 +22,7 @@ type PriceFile struct {
 	Prices []struct {
 		Flavor        string    `json:"flavor"`
 		Resource      string    `json:"resource"`
-		USDPerHour    float64   `json:"usdPerHour"`
+		USDPerHour    money.USD `json:"usdPerHour"`
 		EffectiveFrom time.Time `json:"effectiveFrom"`
 	} `json:"prices"`
 }

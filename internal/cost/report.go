@@ -5,31 +5,35 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
 // Spend sums ledger rows: GPU-hours and money.
 type Spend struct {
-	// Runs counts every run; stopped runs (deleted while running) are
-	// neither succeeded nor failed.
+	// Runs counts every run; stopped runs (deleted while running) and runs
+	// still going are neither succeeded nor failed.
 	Runs, SucceededRuns, FailedRuns int
-	// AllocatedGPUHours is held quota; UsefulGPUHours weights it by measured
-	// utilization (runs without measurements count as fully useful, so idle
-	// is never overstated); IdleGPUHours is the difference.
-	AllocatedGPUHours, UsefulGPUHours, IdleGPUHours float64
-	// CostUSD is all spend; FailedCostUSD the part spent on runs that failed
-	// or were evicted; IdleCostUSD the idle share.
-	CostUSD, FailedCostUSD, IdleCostUSD float64
+	// AllocatedGPUHours is held quota. Of it, UnmeasuredGPUHours had no
+	// utilization samples and is never counted as useful; UsefulGPUHours
+	// weights the measured rest by utilization; IdleGPUHours is measured
+	// minus useful.
+	AllocatedGPUHours, UsefulGPUHours, IdleGPUHours, UnmeasuredGPUHours float64
+	// CostUSD is all spend; FailedCostUSD the part spent on runs that ended
+	// failed, preempted or evicted; IdleCostUSD the idle share and
+	// UnmeasuredCostUSD the unmeasured share.
+	CostUSD, FailedCostUSD, IdleCostUSD, UnmeasuredCostUSD money.USD
 	// CostPerSuccessUSD is all spend divided by successful runs; zero when
 	// none succeeded.
-	CostPerSuccessUSD float64
+	CostPerSuccessUSD money.USD
 }
 
 // JobCost is one job's spend, for the top lists.
 type JobCost struct {
 	Team, Namespace, Job, Flavor string
 	Runs                         int
-	GPUHours, CostUSD, IdleUSD   float64
+	GPUHours                     float64
+	CostUSD, IdleUSD             money.USD
 }
 
 // Report is a team's (or the cluster's) spend over a period.
@@ -43,38 +47,69 @@ type Report struct {
 	Ledger    []store.LedgerRow
 }
 
-// Useful returns the utilization-weighted GPU-hours of a row.
-func Useful(r store.LedgerRow) float64 {
-	if r.AvgUtilization == nil {
-		return r.AllocatedGPUHours
+// Hours splits a row's allocated GPU-hours into measured and useful ones.
+// Rows recorded before the measured part was kept count as measured
+// throughout when they have a utilization, unmeasured otherwise.
+func Hours(r store.LedgerRow) (measured, useful float64) {
+	switch {
+	case r.MeasuredGPUHours != nil:
+		measured = min(max(0, *r.MeasuredGPUHours), r.AllocatedGPUHours)
+		if r.UsefulGPUHours != nil {
+			useful = *r.UsefulGPUHours
+		} else if r.AvgUtilization != nil {
+			useful = measured * clamp(*r.AvgUtilization/100)
+		}
+	case r.AvgUtilization != nil:
+		measured = r.AllocatedGPUHours
+		useful = measured * clamp(*r.AvgUtilization/100)
 	}
-	return r.AllocatedGPUHours * clamp(*r.AvgUtilization/100)
+	return measured, min(max(0, useful), measured)
+}
+
+// Useful returns the utilization-weighted GPU-hours of a row; unmeasured
+// time is not useful.
+func Useful(r store.LedgerRow) float64 {
+	_, useful := Hours(r)
+	return useful
 }
 
 func clamp(f float64) float64 { return max(0, min(1, f)) }
 
+// share is the part of a row's cost spent on hours of its allocated ones.
+func share(r store.LedgerRow, hours float64) money.USD {
+	if r.AllocatedGPUHours <= 0 {
+		return 0
+	}
+	return r.CostUSD.Scale(hours / r.AllocatedGPUHours)
+}
+
+// Wasted reports whether a run's cost counts as failed: it ended failed,
+// preempted or evicted. Runs still going, succeeded or stopped do not.
+func Wasted(outcome string) bool {
+	return outcome == OutcomeFailed || outcome == OutcomeEvicted
+}
+
 // Add counts one run into the sums.
 func (s *Spend) Add(r store.LedgerRow) {
 	s.Runs++
-	useful := Useful(r)
+	measured, useful := Hours(r)
 	s.AllocatedGPUHours += r.AllocatedGPUHours
 	s.UsefulGPUHours += useful
-	s.IdleGPUHours += r.AllocatedGPUHours - useful
+	s.IdleGPUHours += measured - useful
+	s.UnmeasuredGPUHours += r.AllocatedGPUHours - measured
 	s.CostUSD += r.CostUSD
-	if r.AllocatedGPUHours > 0 {
-		s.IdleCostUSD += r.CostUSD * (r.AllocatedGPUHours - useful) / r.AllocatedGPUHours
-	}
-	switch r.Outcome {
-	case OutcomeSucceeded:
+	s.IdleCostUSD += share(r, measured-useful)
+	s.UnmeasuredCostUSD += share(r, r.AllocatedGPUHours-measured)
+	switch {
+	case r.Outcome == OutcomeSucceeded:
 		s.SucceededRuns++
-	case OutcomeStopped:
-	default:
+	case Wasted(r.Outcome):
 		s.FailedRuns++
 		s.FailedCostUSD += r.CostUSD
 	}
 	s.CostPerSuccessUSD = 0
 	if s.SucceededRuns > 0 {
-		s.CostPerSuccessUSD = s.CostUSD / float64(s.SucceededRuns)
+		s.CostPerSuccessUSD = s.CostUSD / money.USD(s.SucceededRuns)
 	}
 }
 
@@ -87,7 +122,7 @@ func Summarize(rows []store.LedgerRow, from, to time.Time, top int) Report {
 		t := rep.ByTeam[r.Team]
 		t.Add(r)
 		rep.ByTeam[r.Team] = t
-		if r.GPUs > 0 && r.USDPerHour == 0 {
+		if r.GPUs > 0 && r.USDPerHour == 0 && r.CostUSD == 0 {
 			rep.Unpriced++
 		}
 		k := r.Namespace + "/" + r.JobName
@@ -99,20 +134,19 @@ func Summarize(rows []store.LedgerRow, from, to time.Time, top int) Report {
 		j.Runs++
 		j.GPUHours += r.AllocatedGPUHours
 		j.CostUSD += r.CostUSD
-		if r.AllocatedGPUHours > 0 {
-			j.IdleUSD += r.CostUSD * (r.AllocatedGPUHours - Useful(r)) / r.AllocatedGPUHours
-		}
+		measured, useful := Hours(r)
+		j.IdleUSD += share(r, measured-useful)
 	}
 	all := make([]JobCost, 0, len(jobs))
 	for _, j := range jobs {
 		all = append(all, *j)
 	}
-	rep.TopByCost = topBy(all, top, func(j JobCost) float64 { return j.CostUSD })
-	rep.TopByIdle = topBy(all, top, func(j JobCost) float64 { return j.IdleUSD })
+	rep.TopByCost = topBy(all, top, func(j JobCost) money.USD { return j.CostUSD })
+	rep.TopByIdle = topBy(all, top, func(j JobCost) money.USD { return j.IdleUSD })
 	return rep
 }
 
-func topBy(jobs []JobCost, n int, key func(JobCost) float64) []JobCost {
+func topBy(jobs []JobCost, n int, key func(JobCost) money.USD) []JobCost {
 	out := slices.Clone(jobs)
 	slices.SortFunc(out, func(a, b JobCost) int {
 		if c := cmp.Compare(key(b), key(a)); c != 0 {

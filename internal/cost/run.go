@@ -5,6 +5,8 @@ package cost
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,14 +52,31 @@ func AllocationOf(wl *kueue.Workload) (Allocation, bool) {
 			a.Flavor = string(ps.Flavors[res])
 			a.GPUs += q.Value()
 		}
-		if a.Flavor == "" {
-			for _, f := range ps.Flavors {
-				a.Flavor = string(f)
-				break
+	}
+	if a.Flavor == "" {
+		a.Flavor = nonAcceleratorFlavor(wl.Status.Admission.PodSetAssignments)
+	}
+	return a, true
+}
+
+// nonAcceleratorFlavor is the pool of a workload without GPUs: the flavor
+// its CPU was assigned from, else that of its first resource by name, so
+// the answer never depends on map order.
+func nonAcceleratorFlavor(psas []kueue.PodSetAssignment) string {
+	for _, ps := range psas {
+		if f := ps.Flavors[corev1.ResourceCPU]; f != "" {
+			return string(f)
+		}
+	}
+	for _, ps := range psas {
+		names := slices.Sorted(maps.Keys(ps.Flavors))
+		for _, res := range names {
+			if f := ps.Flavors[res]; f != "" {
+				return string(f)
 			}
 		}
 	}
-	return a, true
+	return ""
 }
 
 // IsAccelerator reports whether a resource is a GPU or a GPU slice.

@@ -145,3 +145,49 @@ func (m *Metrics) scalar(ctx context.Context, q string, at time.Time) (float64, 
 	}
 	return float64(vec[0].Value), true, nil
 }
+
+// Measured is how much of a time range a job's GPUs reported utilization
+// for, and that time weighted by their mean utilization.
+type Measured struct {
+	Measured, Useful time.Duration
+}
+
+// measureWindow is the width of the windows a range is measured in: a few
+// scrape intervals, so a window without any sample is a real gap.
+const measureWindow = 30 * time.Second
+
+// MeasuredUse measures a job's GPUs from start to end in windows that tile
+// the range; a window with no sample counts as unmeasured, one with samples
+// as measured and useful by its mean utilization.
+func (m *Metrics) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (Measured, error) {
+	span := end.Sub(start)
+	if span <= 0 {
+		return Measured{}, nil
+	}
+	// Prometheus answers at most 11,000 points a series.
+	n := max(1, min(int64(10_000), int64((span+measureWindow-1)/measureWindow)))
+	step := (span / time.Duration(n)).Truncate(time.Millisecond)
+	if step <= 0 {
+		return Measured{}, nil
+	}
+	q := fmt.Sprintf("avg(avg_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), step.Milliseconds())
+	val, _, _, err := m.api.QueryRange(ctx, q, promv1.Range{Start: start.Add(step), End: end, Step: step})
+	if err != nil {
+		return Measured{}, fmt.Errorf("measure GPU utilization of %s/%s: %w", namespace, job, err)
+	}
+	return measuredFrom(val, step), nil
+}
+
+// measuredFrom adds up the windows of a range query, each step long.
+func measuredFrom(val model.Value, step time.Duration) Measured {
+	var out Measured
+	mat, ok := val.(model.Matrix)
+	if !ok || len(mat) == 0 {
+		return out
+	}
+	for _, p := range mat[0].Values {
+		out.Measured += step
+		out.Useful += time.Duration(float64(step) * max(0, min(1, float64(p.Value)/100)))
+	}
+	return out
+}

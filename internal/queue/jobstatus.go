@@ -15,6 +15,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	visibility "sigs.k8s.io/kueue/apis/visibility/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/kube"
 )
 
@@ -479,21 +480,9 @@ func requested(wl *kueue.Workload) (flavor, resource string, n int64) {
 }
 
 func allocationOf(wl *kueue.Workload, pods []*corev1.Pod) Allocation {
-	var a Allocation
-	for _, ps := range wl.Status.Admission.PodSetAssignments {
-		for res, q := range ps.ResourceUsage {
-			if strings.HasPrefix(string(res), "nvidia.com/") || res == "amd.com/gpu" {
-				a.Resource, a.Flavor = string(res), string(ps.Flavors[res])
-				a.Count += q.Value()
-			}
-		}
-		if a.Flavor == "" {
-			for _, f := range ps.Flavors {
-				a.Flavor = string(f)
-				break
-			}
-		}
-	}
+	// The flavor and accelerator rule has one home: cost.AllocationOf.
+	ca, _ := cost.AllocationOf(wl)
+	a := Allocation{Flavor: ca.Flavor, Resource: ca.Resource, Count: ca.GPUs}
 	a.MIG = strings.HasPrefix(a.Resource, "nvidia.com/mig-")
 	for _, p := range pods {
 		if p.Spec.NodeName != "" && !slices.Contains(a.Nodes, p.Spec.NodeName) {

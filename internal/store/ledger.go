@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"gorm.io/gorm/clause"
+
+	"github.com/gantry-dev/gantry/internal/money"
 )
 
-// LedgerRow is one ended run of a workload with the price it was charged at.
+// LedgerRow is one ended run of a workload and what it cost.
 type LedgerRow struct {
 	RunKey            string `gorm:"primaryKey"`
 	WorkloadUID       string
@@ -27,12 +29,19 @@ type LedgerRow struct {
 	Reason            string
 	WaitSeconds       float64
 	AllocatedGPUHours float64 `gorm:"column:allocated_gpu_hours"`
-	// AvgUtilization is the mean GPU utilization (0-100) over the run; nil
-	// when Prometheus had no samples.
+	// AvgUtilization is the mean GPU utilization (0-100) over the measured
+	// part of the run; nil when Prometheus had no samples.
 	AvgUtilization *float64
-	USDPerHour     float64
-	CostUSD        float64 `gorm:"column:cost_usd"`
-	RecordedAt     time.Time
+	// MeasuredGPUHours is the part of AllocatedGPUHours with utilization
+	// samples and UsefulGPUHours that part weighted by utilization; both nil
+	// on rows recorded before they were kept.
+	MeasuredGPUHours *float64 `gorm:"column:measured_gpu_hours"`
+	UsefulGPUHours   *float64 `gorm:"column:useful_gpu_hours"`
+	// USDPerHour is the price in effect when the run ended; CostUSD
+	// integrates every price in effect over the run.
+	USDPerHour money.USD
+	CostUSD    money.USD `gorm:"column:cost_usd"`
+	RecordedAt time.Time
 }
 
 // TableName is cost_ledger.

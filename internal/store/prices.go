@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm/clause"
+
+	"github.com/gantry-dev/gantry/internal/money"
 )
 
 // GPUPrice is what one GPU (or MIG slice) of a flavor costs per hour from
@@ -14,7 +16,7 @@ type GPUPrice struct {
 	Flavor        string    `gorm:"primaryKey"`
 	Resource      string    `gorm:"primaryKey"`
 	EffectiveFrom time.Time `gorm:"primaryKey"`
-	USDPerHour    float64
+	USDPerHour    money.USD
 	SetBy         string
 	CreatedAt     time.Time
 }
@@ -51,6 +53,22 @@ func (s *Store) CurrentPrices(ctx context.Context, t time.Time) ([]GPUPrice, err
 		WHERE effective_from <= ? ORDER BY flavor, resource, effective_from DESC`, t).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("list current prices: %w", err)
+	}
+	return out, nil
+}
+
+// PricesOver returns the prices of the flavor's resource that apply to
+// [from, to): the one in effect at from, if any, then every later one taking
+// effect before to, oldest first.
+func (s *Store) PricesOver(ctx context.Context, flavor, resource string, from, to time.Time) ([]GPUPrice, error) {
+	var out []GPUPrice
+	err := s.db.WithContext(ctx).Raw(`(SELECT * FROM gpu_prices WHERE flavor = ? AND resource = ? AND effective_from <= ?
+			ORDER BY effective_from DESC LIMIT 1)
+		UNION ALL
+		(SELECT * FROM gpu_prices WHERE flavor = ? AND resource = ? AND effective_from > ? AND effective_from < ?)
+		ORDER BY effective_from`, flavor, resource, from, flavor, resource, from, to).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("prices of %s %s from %s to %s: %w", flavor, resource, from.Format(time.RFC3339), to.Format(time.RFC3339), err)
 	}
 	return out, nil
 }

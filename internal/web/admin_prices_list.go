@@ -53,7 +53,7 @@ func (h *handler) renderAdminPrices(c *gin.Context, status int, form views.Price
 		case !current[key]:
 			state, current[key] = "current", true
 		}
-		p.Prices = append(p.Prices, views.PriceRow{Flavor: pr.Flavor, Resource: pr.Resource, USDPerHour: pr.USDPerHour,
+		p.Prices = append(p.Prices, views.PriceRow{Flavor: pr.Flavor, Resource: pr.Resource, USDPerHour: pr.USDPerHour.Float(),
 			EffectiveFrom: pr.EffectiveFrom, State: state, SetBy: pr.SetBy})
 	}
 	slices.SortStableFunc(p.Flavors, func(a, b views.Option) int {

@@ -27,7 +27,7 @@ func (h *handler) adminPricesSet(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("%s %s costs %.2f USD per GPU-hour from %s.", p.Flavor, p.Resource, p.USDPerHour,
+	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("%s %s costs %.2f USD per GPU-hour from %s.", p.Flavor, p.Resource, p.USDPerHour.Float(),
 		p.EffectiveFrom.UTC().Format(time.DateTime)+" UTC"))
 	redirectSeeOther(c, "/admin/prices")
 }

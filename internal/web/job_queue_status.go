@@ -92,8 +92,17 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, e
 	for _, wl := range wls {
 		if r, ok := cost.Ongoing(wl, now); ok {
 			row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
-				AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours(), USDPerHour: pr.of(r.Flavor, r.Resource)}
-			row.CostUSD = row.AllocatedGPUHours * row.USDPerHour
+				AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
+			row.CostUSD, row.USDPerHour = pr.of(r)
+			if h.Status.GPU != nil && r.GPUs > 0 {
+				m, err := h.Status.GPU.MeasuredUse(ctx, ns, rec.Name, r.Admitted, now)
+				if err != nil {
+					// Without measurements the run shows as unmeasured, never as useful.
+					h.Log.WarnContext(ctx, "GPU measurement unavailable", "job", ns+"/"+rec.Name, "err", err)
+				} else {
+					cost.SetMeasured(&row, m)
+				}
+			}
 			q.Ongoing = &row
 		}
 	}
@@ -193,6 +202,9 @@ func jobQueueProps(q jobQueue) views.JobQueueStatus {
 		cv := &views.CostView{Price: usd(last.USDPerHour) + " per " + unitOf(last.Resource) + "-hour",
 			AllocatedHours: hours(s.AllocatedGPUHours), UsefulHours: hours(s.UsefulGPUHours),
 			Cost: usd(s.CostUSD), IdleCost: usd(s.IdleCostUSD), Ended: q.Ongoing == nil}
+		if s.UnmeasuredGPUHours > 0 {
+			cv.UnmeasuredHours, cv.UnmeasuredCost = hours(s.UnmeasuredGPUHours), usd(s.UnmeasuredCostUSD)
+		}
 		if s.FailedCostUSD > 0 {
 			cv.Wasted = usd(s.FailedCostUSD)
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -74,7 +75,7 @@ func newBenchCluster(n int) *benchCluster {
 		if i < 2000 {
 			c.ledger = append(c.ledger, store.LedgerRow{Team: benchTeam, Namespace: ns, JobName: name, Flavor: "h100-sxm-ib-training", GPUs: 8,
 				Outcome: "succeeded", AdmittedAt: created.Time, EndedAt: now.Add(-time.Duration(i) * time.Second), WaitSeconds: float64(i % 600),
-				AllocatedGPUHours: 8, USDPerHour: 4, CostUSD: 32})
+				AllocatedGPUHours: 8, USDPerHour: 4 * money.Dollar, CostUSD: 32 * money.Dollar})
 		}
 	}
 	c.queues = []*kueue.ClusterQueue{{ObjectMeta: metav1.ObjectMeta{Name: "team-vision", Labels: map[string]string{kube.TeamLabel: benchTeam}},
@@ -141,8 +142,8 @@ func (c *benchCluster) WaitPercentiles(_ context.Context, team string, from time
 	return []store.WaitPercentile{{Flavor: "h100-sxm-ib-training", Runs: int64(len(waits)), P50: percentile(waits, 0.5), P95: percentile(waits, 0.95)}}, nil
 }
 
-func (c *benchCluster) CurrentPrices(context.Context, time.Time) ([]store.GPUPrice, error) {
-	return []store.GPUPrice{{Flavor: "h100-sxm-ib-training", Resource: "nvidia.com/gpu", USDPerHour: 4}}, nil
+func (c *benchCluster) AllPrices(context.Context) ([]store.GPUPrice, error) {
+	return []store.GPUPrice{{Flavor: "h100-sxm-ib-training", Resource: "nvidia.com/gpu", USDPerHour: 4 * money.Dollar}}, nil
 }
 
 // benchHandler is a handler over the fake caches, as the portal wires it.

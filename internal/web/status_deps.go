@@ -3,12 +3,15 @@ package web
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -38,13 +41,14 @@ type CostStore interface {
 	LedgerRows(ctx context.Context, team string, from, to time.Time) ([]store.LedgerRow, error)
 	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	WaitPercentiles(ctx context.Context, team string, from time.Time) ([]store.WaitPercentile, error)
-	CurrentPrices(ctx context.Context, t time.Time) ([]store.GPUPrice, error)
+	AllPrices(ctx context.Context) ([]store.GPUPrice, error)
 }
 
 // GPUMetrics reads DCGM metrics from Prometheus.
 type GPUMetrics interface {
 	JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error)
 	NodeUtilization(ctx context.Context, at time.Time) (map[string]float64, error)
+	MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error)
 }
 
 // PoolReader reads node pools (ResourceFlavors) and their nodes from caches.
@@ -54,24 +58,32 @@ type PoolReader interface {
 	FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error)
 }
 
-// prices is the current price table keyed by flavor and resource.
-type prices map[[2]string]float64
+// prices is every price's history, oldest first, by flavor and resource.
+type prices map[[2]string][]store.GPUPrice
 
-func (p prices) of(flavor, resource string) float64 { return p[[2]string{flavor, resource}] }
+// of prices a run as the ledger does: the price in effect over each part
+// of it; last is the one in effect at its end.
+func (p prices) of(r cost.Run) (total, last money.USD) {
+	return cost.Price(r, p[[2]string{r.Flavor, r.Resource}])
+}
 
 func (h *handler) prices(ctx context.Context) (prices, error) {
-	ps, err := h.Status.Costs.CurrentPrices(ctx, h.Now())
+	ps, err := h.Status.Costs.AllPrices(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := prices{}
 	for _, p := range ps {
-		out[[2]string{p.Flavor, p.Resource}] = p.USDPerHour
+		k := [2]string{p.Flavor, p.Resource}
+		out[k] = append(out[k], p)
+	}
+	for _, h := range out {
+		slices.SortFunc(h, func(a, b store.GPUPrice) int { return a.EffectiveFrom.Compare(b.EffectiveFrom) })
 	}
 	return out, nil
 }
 
-func usd(v float64) string { return fmt.Sprintf("$%.2f", v) }
+func usd(v money.USD) string { return v.String() }
 
 func hours(v float64) string { return fmt.Sprintf("%.2f", v) }
 

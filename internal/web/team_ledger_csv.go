@@ -68,6 +68,6 @@ func ledgerRecord(r store.LedgerRow) []string {
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	return []string{r.RunKey, r.Team, r.Namespace, r.JobName, r.JobKind, r.Flavor, r.Resource, strconv.FormatInt(r.GPUs, 10),
 		ts(r.CreatedAt), ts(r.AdmittedAt), ts(r.EndedAt), r.Outcome, strconv.FormatFloat(r.WaitSeconds, 'f', 1, 64),
-		strconv.FormatFloat(r.AllocatedGPUHours, 'f', 6, 64), util, strconv.FormatFloat(r.USDPerHour, 'f', 4, 64),
-		strconv.FormatFloat(r.CostUSD, 'f', 4, 64), r.Reason}
+		strconv.FormatFloat(r.AllocatedGPUHours, 'f', 6, 64), util, r.USDPerHour.Decimal(),
+		r.CostUSD.Decimal(), r.Reason}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -198,8 +199,10 @@ func (h *handler) computeTeamFigures(ctx context.Context, team string) (teamFigu
 			continue
 		}
 		samples = append(samples, sample{r.Flavor, r.Admitted, r.Wait().Seconds()})
-		p := pr.of(r.Flavor, r.Resource)
-		f.running.Add(store.LedgerRow{AllocatedGPUHours: r.GPUHours(), USDPerHour: p, CostUSD: p * r.GPUHours(), Outcome: cost.OutcomeSucceeded})
+		// A running run has no outcome yet: it is neither succeeded nor failed.
+		row := store.LedgerRow{GPUs: r.GPUs, AllocatedGPUHours: r.GPUHours()}
+		row.CostUSD, row.USDPerHour = pr.of(r)
+		f.running.Add(row)
 	}
 	byFlavor := map[string][2][]float64{}
 	for _, s := range samples {
@@ -246,8 +249,8 @@ func teamStatusProps(ts teamStatus) views.TeamStatusProps {
 		[]float64{s.AllocatedGPUHours, s.UsefulGPUHours, s.IdleGPUHours},
 		[]string{"chart-allocated", "chart-useful", "chart-idle"}, func(v float64) string { return hours(v) + " GPU-h" }), "hours-chart")
 	p.SpendChart = barChart(gpu.Bars([]string{"spend", "failed", "idle"},
-		[]float64{s.CostUSD, s.FailedCostUSD, s.IdleCostUSD},
-		[]string{"chart-allocated", "chart-failed", "chart-idle"}, usd), "spend-chart")
+		[]float64{s.CostUSD.Float(), s.FailedCostUSD.Float(), s.IdleCostUSD.Float()},
+		[]string{"chart-allocated", "chart-failed", "chart-idle"}, func(v float64) string { return money.FromFloat(v).String() }), "spend-chart")
 	p.TopByCost = jobCostRows(ts.Month.TopByCost)
 	p.TopByIdle = jobCostRows(ts.Month.TopByIdle)
 	return p
@@ -276,6 +279,7 @@ func waitOrDash(d time.Duration, n int) string {
 func spendView(s cost.Spend) views.SpendView {
 	v := views.SpendView{Runs: s.Runs, SucceededRuns: s.SucceededRuns, FailedRuns: s.FailedRuns,
 		AllocatedHours: hours(s.AllocatedGPUHours), UsefulHours: hours(s.UsefulGPUHours), IdleHours: hours(s.IdleGPUHours),
+		UnmeasuredHours: hours(s.UnmeasuredGPUHours), UnmeasuredCost: usd(s.UnmeasuredCostUSD),
 		Cost: usd(s.CostUSD), FailedCost: usd(s.FailedCostUSD), IdleCost: usd(s.IdleCostUSD), CostPerSuccess: "–"}
 	if s.SucceededRuns > 0 {
 		v.CostPerSuccess = usd(s.CostPerSuccessUSD)

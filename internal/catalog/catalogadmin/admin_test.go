@@ -119,18 +119,18 @@ func TestPriceChangeAppliesOnlyFromItsEffectiveDate(t *testing.T) {
 	}
 	cases := map[string]struct {
 		admitted time.Time
-		wantUSD  float64
+		wantUSD  string
 	}{
-		"before the change: old price":  {day(time.January, 15), 4.00},
-		"after the change: new price":   {day(time.February, 15), 7.00},
-		"before the first price: free":  {day(time.January, 1).Add(8 * time.Hour), 0},
-		"the day the change takes hold": {day(time.February, 1), 7.00},
+		"before the change: old price":  {day(time.January, 15), "$4.00"},
+		"after the change: new price":   {day(time.February, 15), "$7.00"},
+		"before the first price: free":  {day(time.January, 1).Add(8 * time.Hour), "$0.00"},
+		"the day the change takes hold": {day(time.February, 1), "$7.00"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			row, err := ledger.Row(ctx, run(tc.admitted))
 			require.NoError(t, err)
-			assert.InDelta(t, tc.wantUSD, row.CostUSD, 1e-9)
+			assert.Equal(t, tc.wantUSD, row.CostUSD.String())
 		})
 	}
 
@@ -142,7 +142,7 @@ func TestPriceChangeAppliesOnlyFromItsEffectiveDate(t *testing.T) {
 	assert.Contains(t, verr.Error(), "cannot be in the past")
 	row, err := ledger.Row(ctx, run(day(time.January, 15)))
 	require.NoError(t, err)
-	assert.InDelta(t, 4.00, row.CostUSD, 1e-9)
+	assert.Equal(t, "$4.00", row.CostUSD.String())
 
 	entries, _, err := db.AuditPage(ctx, store.AuditQuery{Action: catalogadmin.ActionPriceSet, Limit: 50})
 	require.NoError(t, err)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -82,8 +82,8 @@ func (a *Admin) SetPrice(ctx context.Context, actor Actor, f PriceForm) (store.G
 	if f.Flavor == "" || f.Resource == "" {
 		problems = append(problems, "Choose the flavor and accelerator resource the price is for.")
 	}
-	usd, err := strconv.ParseFloat(strings.TrimSpace(f.USDPerHour), 64)
-	if err != nil || usd < 0 || usd > 1e6 {
+	usd, err := money.Parse(f.USDPerHour)
+	if err != nil || usd < 0 || usd > 1e6*money.Dollar {
 		problems = append(problems, "The price is a number of US dollars per GPU-hour, zero or more, like 2.50.")
 	}
 	now := a.now()
