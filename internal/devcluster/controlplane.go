@@ -140,6 +140,13 @@ func startAPIServer(ctx context.Context, s *Stack) error {
 			"--requestheader-username-headers=X-Remote-User",
 			"--requestheader-group-headers=X-Remote-Group",
 			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			// pods/log: the API server calls kwok's kubelet-like server at the
+			// simulated node's InternalIP (127.0.0.1) and verifies its
+			// serving certificate.
+			"--kubelet-client-certificate=" + pki(apiServerKubeletClient.file+".crt"),
+			"--kubelet-client-key=" + pki(apiServerKubeletClient.file+".key"),
+			"--kubelet-certificate-authority=" + pki("ca.crt"),
+			"--kubelet-preferred-address-types=InternalIP",
 			"--profiling=false",
 			"--event-ttl=2h",
 		},

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,9 +61,12 @@ func startKwok(ctx context.Context, s *Stack) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	// kwok reads its Metric objects when it starts: CRD and metric first.
-	if err := a.applyFile(ctx, s.layout.Deploy("local", "kwok", "metric-crd.yaml")); err != nil {
-		return err
+	// kwok reads its Metric objects when it starts and watches Logs only
+	// when their CRDs exist: CRDs and metric first.
+	for _, f := range []string{"metric-crd.yaml", "logs-crd.yaml"} {
+		if err := a.applyFile(ctx, s.layout.Deploy("local", "kwok", f)); err != nil {
+			return err
+		}
 	}
 	if err := waitCRDsEstablished(ctx, a, "kwok.x-k8s.io"); err != nil {
 		return err
@@ -96,9 +100,15 @@ func startKwok(ctx context.Context, s *Stack) error {
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			fmt.Sprintf("--server-address=127.0.0.1:%d", kwokServerPort),
+			// Nodes advertise kwok's server as their kubelet, so the API
+			// server's pods/log reaches it; it serves HTTPS on the same port.
+			"--node-ip=127.0.0.1",
+			fmt.Sprintf("--node-port=%d", kwokServerPort),
+			"--tls-cert-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.crt"),
+			"--tls-private-key-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.key"),
 			"--node-lease-duration-seconds=40",
 			"--cidr=10.0.0.1/16",
-			"--enable-crds=Metric",
+			"--enable-crds=Metric,Logs,ClusterLogs",
 			// At INFO kwok logs every node heartbeat and, per scrape, each
 			// node without pods.
 			"--v=ERROR",

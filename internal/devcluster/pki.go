@@ -58,6 +58,10 @@ var clientCerts = []certSpec{
 	{file: "kwok", cn: "gantry-dev:kwok", orgs: []string{"system:masters"}, client: true},
 }
 
+// apiServerKubeletClient is the identity the API server presents to kwok's
+// kubelet-like server when it proxies pods/log.
+var apiServerKubeletClient = certSpec{file: "apiserver-kubelet-client", cn: "kube-apiserver-kubelet-client", client: true}
+
 const frontProxyClientCN = "front-proxy-client"
 
 // ensurePKI creates the certificates the cluster needs, keeping ones that
@@ -82,8 +86,11 @@ func ensurePKI(l Layout) error {
 			dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 		{file: "kueue-serving", cn: "kueue-webhook", server: true, ips: loopback,
 			dns: []string{"localhost", "kueue-webhook-service.kueue-system.svc", "visibility-server.kueue-system.svc"}},
+		// kwok's kubelet-like server, reached by the API server at the
+		// simulated nodes' address (127.0.0.1).
+		{file: "kwok-serving", cn: "kwok-kubelet", server: true, ips: loopback, dns: []string{"localhost"}},
 	}
-	for _, spec := range append(serving, clientCerts...) {
+	for _, spec := range append(append(serving, apiServerKubeletClient), clientCerts...) {
 		if _, err := ensureCert(dir, ca, spec); err != nil {
 			return err
 		}
@@ -306,7 +313,7 @@ func pkiComponent() component {
 			if err != nil {
 				return fmt.Errorf("CA: %w", err)
 			}
-			for _, f := range []string{"apiserver", "kueue-serving", "front-proxy-client", "admin"} {
+			for _, f := range []string{"apiserver", "kueue-serving", "kwok-serving", apiServerKubeletClient.file, "front-proxy-client", "admin"} {
 				kp, err := loadKeyPair(s.layout.PKI(), f)
 				if err != nil {
 					return fmt.Errorf("certificate %s: %w", f, err)
