@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -53,4 +54,49 @@ func (b *Browser) Screenshot() []byte {
 		b.t.Fatalf("e2e: screenshot of %s: %v", b.URL(), err)
 	}
 	return shot
+}
+
+// TestEveryRoleWalksItsNavigationInTheBrowser is what a newcomer does after
+// `make run`: sign in as each seeded person and open every page their
+// navigation offers. Each page must render without an error page or a
+// script error; a screenshot of each lands in .local/screenshots/<user>/
+// to look at.
+func TestEveryRoleWalksItsNavigationInTheBrowser(t *testing.T) {
+	portal := StartPortal(t)
+	for _, user := range []string{"alice", "bob", "carol", "dave", "erin", "frank"} {
+		t.Run(user, func(t *testing.T) {
+			b := NewBrowser(t, portal)
+			b.LoginAs(user)
+			b.Open("/")
+			links := b.navLinks()
+			if user != "frank" {
+				require.NotEmpty(t, links, "%s has a navigation", user)
+			}
+			dir := filepath.Join(portal.Stack.Layout.Root, ".local", "screenshots", user)
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			for _, path := range append([]string{"/"}, links...) {
+				b.Open(path)
+				assert.False(t, b.HasTestID("error-page"), "%s gets an error page at %s", user, path)
+				name := unsafeFileChars.ReplaceAllString(strings.Trim(path, "/"), "_")
+				if name == "" {
+					name = "home"
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), b.Screenshot(), 0o644))
+			}
+			assert.Empty(t, b.ConsoleErrors(), "no script errors or CSP violations on %s's pages", user)
+		})
+	}
+}
+
+// navLinks are the paths the main navigation links to, in order.
+func (b *Browser) navLinks() []string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('nav[aria-label="Main"] a'), a => a.getAttribute('href'))`))
+	if err != nil {
+		b.t.Fatalf("e2e: read the navigation (at %s): %v", b.URL(), err)
+	}
+	return links
 }

@@ -24,7 +24,9 @@ func navItems(nav Nav) []navItem {
 		{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 		{Key: "launch", Label: "Launch", Href: "/launch"},
 		{Key: "quota-requests", Label: "Quota requests", Href: "/quota-requests"},
-		{Key: "team", Label: "Team", Href: "/team"},
+	}
+	if nav.User.InTeam {
+		items = append(items, navItem{Key: "team", Label: "Team", Href: "/team"})
 	}
 	if nav.User.IsLead || nav.User.IsAdmin {
 		items = append(items, navItem{Key: "approvals", Label: "Approvals", Href: "/approvals", Badge: nav.PendingApprovals})

@@ -46,6 +46,9 @@ type NavUser struct {
 	Role    string
 	IsLead  bool
 	IsAdmin bool
+	// InTeam is true for members of at least one team: only they have a
+	// team page to link to.
+	InTeam bool
 }
 
 // Flash is a one-time message shown at the top of the next page.

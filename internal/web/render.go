@@ -42,6 +42,7 @@ func navUser(u *auth.User) *views.NavUser {
 		Role:     u.Role.String(),
 		IsLead:   u.Role >= auth.RoleTeamLead,
 		IsAdmin:  u.Role == auth.RoleAdmin,
+		InTeam:   u.HasTeam(),
 	}
 }
 
