@@ -211,6 +211,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Quota:     quotaDeps,
 		Launcher:  launcher,
 		Jobs:      jobReader,
+		Logs:      &kube.PodLogs{Base: restCfg, Identities: cfg.Identities, Pods: jobCache},
 		Status:    statusDeps,
 		Catalog:   catalogAdmin,
 		Ready:     ready,

@@ -73,6 +73,9 @@ type Deps struct {
 	// Launcher and Jobs serve launching and job pages; nil disables them.
 	Launcher Launcher
 	Jobs     JobReader
+	// Logs serves the job log pages and /api/v1 logs (with Launcher and
+	// Jobs); nil leaves them out.
+	Logs JobLogs
 	// Status serves queue, GPU and cost status (team and cluster pages,
 	// the job status component, /api/v1 status); nil leaves them out.
 	Status *StatusDeps
@@ -198,6 +201,11 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		signedIn.POST("/teams/:team/jobs/:name/resume", h.jobResume)
 		signedIn.POST("/teams/:team/jobs/:name/delete", h.jobDelete)
 		signedIn.POST("/teams/:team/jobs/:name/scale", h.jobScale)
+		if d.Logs != nil {
+			signedIn.GET("/teams/:team/jobs/:name/logs", h.jobLogs)
+			signedIn.GET("/teams/:team/jobs/:name/logs/follow", h.jobLogsFollow)
+			signedIn.GET("/teams/:team/jobs/:name/logs/download", h.jobLogsDownload)
+		}
 	}
 	if d.Status != nil {
 		signedIn.GET("/team", h.teamHome)
@@ -235,6 +243,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		api.POST("/teams/:team/jobs", h.apiJobCreate)
 		api.GET("/teams/:team/jobs/:name", h.apiJobGet)
 		api.DELETE("/teams/:team/jobs/:name", h.apiJobDelete)
+		if d.Logs != nil {
+			api.GET("/teams/:team/jobs/:name/logs", h.apiJobLogs)
+		}
 	}
 	if d.Status != nil {
 		api.GET("/teams/:team/status", h.apiTeamStatus)
