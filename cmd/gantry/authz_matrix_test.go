@@ -30,6 +30,12 @@ import (
 // part switched on; the collaborators are never called.
 func routes(t *testing.T) gin.RoutesInfo {
 	t.Helper()
+	return everything(t).Routes()
+}
+
+// everything is the portal's router with every optional part switched on.
+func everything(t *testing.T) *gin.Engine {
+	t.Helper()
 	h, err := web.NewHandler(web.Deps{
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
 		CSRFKey:   make([]byte, 32),
@@ -51,7 +57,7 @@ func routes(t *testing.T) gin.RoutesInfo {
 	require.NoError(t, err)
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "the portal's handler is a gin engine")
-	return engine.Routes()
+	return engine
 }
 
 // access is who a route lets through.
@@ -183,6 +189,22 @@ var expectations = map[string]matrixRoute{
 	"GET /api/v1/teams/:team/ledger":            {access: member},
 	"GET /api/v1/cluster/status":                {access: adminsOnly},
 	"GET /api/v1/teams/:team/jobs/:name/status": {access: member},
+	"GET /api/v1/openapi.json":                  {access: public},
+	"GET /api/v1/quota-requests":                {access: signedIn},
+	// Members file a real request; others are told to choose one of their teams.
+	"POST /api/v1/teams/:team/quota-requests": {access: signedIn,
+		json: `{"flavor":"h100-sxm-ib-training","resource":"nvidia.com/gpu","gpus":1,"reason":"authorization matrix"}`},
+	"POST /api/v1/quota-requests/:id/withdraw": {access: signedIn, absent: true},
+	"GET /api/v1/approvals":                    {access: signedIn},
+	"POST /api/v1/approvals/:id/decide":        {access: leads, json: `{"decision":"reject","comment":"authorization matrix"}`, absent: true},
+	"GET /api/v1/notifications":                {access: signedIn},
+	"POST /api/v1/notifications/read":          {access: signedIn},
+	"GET /api/v1/teams":                        {access: adminsOnly},
+	"POST /api/v1/teams":                       {access: adminsOnly, json: `{"name":"Not A Valid Name"}`},
+	"GET /api/v1/teams/:team":                  {access: adminsOnly},
+	"PUT /api/v1/teams/:team":                  {access: adminsOnly, json: `{"displayName":""}`}, // refused for its missing groups
+	"POST /api/v1/teams/:team/retire":          {access: adminsOnly, absent: true},
+	"GET /api/v1/audit":                        {access: adminsOnly},
 }
 
 // person is a seeded user of the dev IdP and deploy/local/teams.yaml.
@@ -424,6 +446,8 @@ func fillPath(path, team, job string) string {
 	case path == "/static/*filepath":
 		return "/static/css/gantry.css"
 	// Team and template admin writes aim at names that do not exist.
+	case path == "/api/v1/teams/:team/retire":
+		return "/api/v1/teams/no-such-team/retire"
 	case strings.HasPrefix(path, "/admin/teams/:name"):
 		return strings.Replace(path, ":name", "no-such-team", 1)
 	case strings.HasSuffix(path, "/retire") || strings.HasSuffix(path, "/publish"):

@@ -15,8 +15,8 @@ import (
 func (h *handler) approvalsDecide(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	// Refused before the form is read: a researcher learns nothing of a request.
-	if u.Role != auth.RoleAdmin && len(decidableTeams(u)) == 0 {
-		h.fail(c, &quota.DeniedError{Reason: "Only team leads and Gantry admins decide quota requests."})
+	if err := refuseNonDecider(u); err != nil {
+		h.fail(c, err)
 		return
 	}
 	id, err := pathID(c)
@@ -44,4 +44,12 @@ func (h *handler) approvalsDecide(c *gin.Context) {
 		h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Rejected %s's request.", r.Requester))
 	}
 	redirectSeeOther(c, "/approvals")
+}
+
+// refuseNonDecider refuses people who lead no team and are not admins.
+func refuseNonDecider(u *auth.User) error {
+	if u.Role != auth.RoleAdmin && len(decidableTeams(u)) == 0 {
+		return &quota.DeniedError{Reason: "Only team leads and Gantry admins decide quota requests."}
+	}
+	return nil
 }

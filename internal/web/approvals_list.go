@@ -29,12 +29,26 @@ func (h *handler) approvalsList(c *gin.Context) {
 		return
 	}
 	p := views.ApprovalsProps{Grants: h.grantRows(c, grants)}
+	p.Requests, p.ClusterError, err = h.approvalRows(c, u, open)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.ApprovalsPage(h.nav(c, "approvals"), p))
+}
+
+// approvalRows are the open requests as a decider sees them: each with the
+// team's quota and usage, the cohort's free capacity, the pool's size, the
+// ceiling and, for a lead, why they cannot approve it. clusterError says
+// in words when the cluster could not be read.
+func (h *handler) approvalRows(c *gin.Context, u *auth.User, open []store.QuotaRequest) (rows []views.ApprovalRow, clusterError string, err error) {
+	ctx := c.Request.Context()
 	for _, r := range open {
 		row := views.ApprovalRow{QuotaRequestRow: requestRow(r), Own: r.Requester == u.Username}
 		line, err := h.Quota.Board.Line(r.Team, r.Flavor, r.Resource)
 		if err != nil {
 			h.Log.WarnContext(ctx, "read quota line", "team", r.Team, "err", err)
-			p.ClusterError = "The cluster could not be read just now, so some quota figures are missing."
+			clusterError = "The cluster could not be read just now, so some quota figures are missing."
 		} else {
 			row.Known = true
 			row.Nominal, row.Used, row.Pending, row.LongestWait = line.Nominal, line.Used, line.Pending, line.LongestWait
@@ -50,8 +64,7 @@ func (h *handler) approvalsList(c *gin.Context) {
 		case err == nil:
 			row.Ceiling, row.HasCeiling = ceiling.Ceiling, true
 		case !errors.Is(err, store.ErrNotFound):
-			h.fail(c, err)
-			return
+			return nil, "", err
 		}
 		if u.Role != auth.RoleAdmin && r.Delta > 0 {
 			switch {
@@ -61,7 +74,7 @@ func (h *handler) approvalsList(c *gin.Context) {
 				row.CannotApprove = fmt.Sprintf("This would take the team above its ceiling of %d, so only an admin can approve it. You can still reject it.", row.Ceiling)
 			}
 		}
-		p.Requests = append(p.Requests, row)
+		rows = append(rows, row)
 	}
-	h.render(c, http.StatusOK, views.ApprovalsPage(h.nav(c, "approvals"), p))
+	return rows, clusterError, nil
 }

@@ -36,24 +36,8 @@ func (h *handler) auditList(c *gin.Context) {
 		To:     strings.TrimSpace(c.Query("to")),
 	}
 	p := views.AuditProps{Filter: f, Actions: auditActions}
-	q := store.AuditQuery{Actor: f.Actor, Action: f.Action, Team: f.Team, Limit: auditPageSize}
-	if f.From != "" {
-		t, err := time.Parse(time.DateOnly, f.From)
-		if err != nil {
-			p.Error = "Enter dates as YYYY-MM-DD."
-		}
-		q.From = t
-	}
-	if f.To != "" {
-		t, err := time.Parse(time.DateOnly, f.To)
-		if err != nil {
-			p.Error = "Enter dates as YYYY-MM-DD."
-		}
-		q.To = t.Add(24 * time.Hour) // the whole last day
-	}
-	if b, err := strconv.ParseInt(c.Query("before"), 10, 64); err == nil {
-		q.Before = b
-	}
+	q, problem := auditQuery(f, c.Query("before"), auditPageSize)
+	p.Error = problem
 	status := http.StatusOK
 	if p.Error != "" {
 		h.render(c, http.StatusUnprocessableEntity, views.AuditPage(h.nav(c, "audit"), p))
@@ -78,4 +62,28 @@ func (h *handler) auditList(c *gin.Context) {
 		p.NextURL = "/admin/audit?" + v.Encode()
 	}
 	h.render(c, status, views.AuditPage(h.nav(c, "audit"), p))
+}
+
+// auditQuery is the store's query for a filter as the page and the API take
+// it; problem says in words when a date does not read.
+func auditQuery(f views.AuditFilter, before string, limit int) (q store.AuditQuery, problem string) {
+	q = store.AuditQuery{Actor: f.Actor, Action: f.Action, Team: f.Team, Limit: limit}
+	if f.From != "" {
+		t, err := time.Parse(time.DateOnly, f.From)
+		if err != nil {
+			problem = "Enter dates as YYYY-MM-DD."
+		}
+		q.From = t
+	}
+	if f.To != "" {
+		t, err := time.Parse(time.DateOnly, f.To)
+		if err != nil {
+			problem = "Enter dates as YYYY-MM-DD."
+		}
+		q.To = t.Add(24 * time.Hour) // the whole last day
+	}
+	if b, err := strconv.ParseInt(before, 10, 64); err == nil {
+		q.Before = b
+	}
+	return q, problem
 }

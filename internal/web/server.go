@@ -236,8 +236,26 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		catalogPages.POST("/allowlist", h.adminAllowlistUpdate)
 	}
 
+	// The API's description is public, so tools can read it before a token exists.
+	r.GET("/api/v1/openapi.json", h.apiOpenAPI)
 	api := r.Group("/api/v1", h.apiMiddleware()...)
 	api.GET("/me", h.apiMe)
+	if d.Quota != nil {
+		api.GET("/quota-requests", h.apiQuotaRequestsList)
+		api.POST("/teams/:team/quota-requests", h.apiQuotaRequestsCreate)
+		api.POST("/quota-requests/:id/withdraw", h.apiQuotaRequestsWithdraw)
+		api.GET("/approvals", h.apiApprovalsList)
+		api.POST("/approvals/:id/decide", h.apiApprovalsDecide)
+		api.GET("/notifications", h.apiNotificationsList)
+		api.POST("/notifications/read", h.apiNotificationsRead)
+		apiAdmin := api.Group("/", h.adminOnly)
+		apiAdmin.GET("/teams", h.apiTeamsList)
+		apiAdmin.POST("/teams", h.apiTeamsCreate)
+		apiAdmin.GET("/teams/:team", h.apiTeamsGet)
+		apiAdmin.PUT("/teams/:team", h.apiTeamsUpdate)
+		apiAdmin.POST("/teams/:team/retire", h.apiTeamsRetire)
+		apiAdmin.GET("/audit", h.apiAuditList)
+	}
 	if d.Launcher != nil && d.Jobs != nil {
 		api.GET("/templates", h.apiTemplates)
 		api.POST("/teams/:team/jobs", h.apiJobCreate)

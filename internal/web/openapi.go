@@ -1,0 +1,270 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiOperation documents one /api/v1 route. The OpenAPI document is built
+// from these, and a test checks them against the router both ways. Body
+// and Response are values of the Go types the handler reads and writes;
+// their schemas are derived from the types, so the document follows the code.
+type apiOperation struct {
+	Method, Path string // as the router has them: /teams/:team/jobs
+	Tag          string
+	Summary      string
+	// Who may call it, in words (the roles as on the pages).
+	Who   string
+	Query []apiQueryParam
+	Body  any
+	// Status and Response are the success answer; Response nil means no body
+	// (or, with Object, a JSON object the schema does not detail).
+	Status   int
+	Response any
+	Object   bool
+	// Errors are the documented error statuses, each in the one error shape.
+	Errors []int
+}
+
+// apiQueryParam is an optional query parameter.
+type apiQueryParam struct{ Name, Type, Description string }
+
+// Who may call a route, in the roles of the pages.
+const (
+	whoAnyone   = "anyone"
+	whoSignedIn = "any signed-in user"
+	whoMember   = "members of the team in the path, and admins"
+	whoDecider  = "team leads (for their teams) and admins"
+	whoAdmin    = "admins"
+)
+
+// apiOperations is every /api/v1 route, documented.
+func apiOperations() []apiOperation {
+	return []apiOperation{
+		{Method: http.MethodGet, Path: "/openapi.json", Tag: "meta", Summary: "This document.", Who: whoAnyone, Status: http.StatusOK, Object: true},
+		{Method: http.MethodGet, Path: "/me", Tag: "meta", Summary: "Who the caller is, with teams and role.", Who: whoSignedIn,
+			Status: http.StatusOK, Response: meResponse{}, Errors: []int{401}},
+
+		{Method: http.MethodGet, Path: "/templates", Tag: "jobs", Summary: "Templates the caller's teams may launch.", Who: whoSignedIn,
+			Status: http.StatusOK, Object: true, Errors: []int{401}},
+		{Method: http.MethodPost, Path: "/teams/:team/jobs", Tag: "jobs", Summary: "Launch a job from a template; launchId makes retries safe.", Who: whoMember,
+			Body: apiLaunchRequest{}, Status: http.StatusCreated, Response: apiJob{}, Errors: []int{400, 401, 403, 409, 422}},
+		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name", Tag: "jobs", Summary: "A job's record and status.", Who: whoMember,
+			Status: http.StatusOK, Response: apiJob{}, Errors: []int{401, 404}},
+		{Method: http.MethodDelete, Path: "/teams/:team/jobs/:name", Tag: "jobs", Summary: "Delete a job, as the caller.", Who: whoMember,
+			Status: http.StatusNoContent, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/status", Tag: "status", Summary: "A job's queue, GPU and cost status.", Who: whoMember,
+			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
+		{Method: http.MethodGet, Path: "/teams/:team/status", Tag: "status", Summary: "The team page: queue, quota, month's cost, running jobs, waits.", Who: whoMember,
+			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
+		{Method: http.MethodGet, Path: "/teams/:team/ledger", Tag: "status", Summary: "The team's finished-run cost ledger.", Who: whoMember,
+			Query:  []apiQueryParam{{"from", "string", "first day, YYYY-MM-DD (default: this month)"}, {"to", "string", "last day, YYYY-MM-DD"}},
+			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
+		{Method: http.MethodGet, Path: "/cluster/status", Tag: "status", Summary: "The cluster page: pools, queues and cost.", Who: whoAdmin,
+			Status: http.StatusOK, Object: true, Errors: []int{401, 403}},
+
+		{Method: http.MethodGet, Path: "/quota-requests", Tag: "quota", Summary: "The caller's quota requests, newest first, and their teams' active grants.", Who: whoSignedIn,
+			Status: http.StatusOK, Response: apiQuotaRequestList{}, Errors: []int{401}},
+		{Method: http.MethodPost, Path: "/teams/:team/quota-requests", Tag: "quota", Summary: "Ask for more (or fewer) GPUs of a pool for the team; a lead decides.", Who: "members of the team in the path",
+			Body: apiQuotaRequestBody{}, Status: http.StatusCreated, Response: apiQuotaRequest{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodPost, Path: "/quota-requests/:id/withdraw", Tag: "quota", Summary: "Withdraw the caller's own open request.", Who: "the requester",
+			Status: http.StatusOK, Response: apiQuotaRequest{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/approvals", Tag: "quota", Summary: "Open requests the caller decides, with the team's quota, usage and ceiling.", Who: whoSignedIn + " (empty unless a lead or admin)",
+			Status: http.StatusOK, Response: apiApprovalList{}, Errors: []int{401}},
+		{Method: http.MethodPost, Path: "/approvals/:id/decide", Tag: "quota", Summary: "Approve or reject a request with a comment; an approval changes the team's ClusterQueue.", Who: whoDecider,
+			Body: apiDecisionBody{}, Status: http.StatusOK, Response: apiQuotaRequest{}, Errors: []int{400, 401, 403, 404, 409, 422}},
+		{Method: http.MethodGet, Path: "/notifications", Tag: "notifications", Summary: "The caller's messages, newest first.", Who: whoSignedIn,
+			Status: http.StatusOK, Response: apiNotificationList{}, Errors: []int{401}},
+		{Method: http.MethodPost, Path: "/notifications/read", Tag: "notifications", Summary: "Mark all the caller's messages read.", Who: whoSignedIn,
+			Status: http.StatusNoContent, Errors: []int{401, 403}},
+
+		{Method: http.MethodGet, Path: "/teams", Tag: "teams", Summary: "Every team, retired ones too.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiTeamList{}, Errors: []int{401, 403}},
+		{Method: http.MethodPost, Path: "/teams", Tag: "teams", Summary: "Create a team: its namespace, queues and RoleBindings, with no GPUs until a request is approved.", Who: whoAdmin,
+			Body: apiTeamBody{}, Status: http.StatusCreated, Response: apiTeam{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodGet, Path: "/teams/:team", Tag: "teams", Summary: "A team with its ceilings.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiTeam{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodPut, Path: "/teams/:team", Tag: "teams", Summary: "Replace a team's display name, cost center, groups and ceilings; its quota is kept.", Who: whoAdmin,
+			Body: apiTeamBody{}, Status: http.StatusOK, Response: apiTeam{}, Errors: []int{400, 401, 403, 404, 422}},
+		{Method: http.MethodPost, Path: "/teams/:team/retire", Tag: "teams", Summary: "Retire a team: running work finishes, nothing new is admitted.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiTeam{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/audit", Tag: "audit", Summary: "The audit log, newest first, a page at a time; next is the following page.", Who: whoAdmin,
+			Query: []apiQueryParam{{"actor", "string", "username"}, {"action", "string", "for example quota.approve"}, {"team", "string", "team name"},
+				{"from", "string", "first day, YYYY-MM-DD"}, {"to", "string", "last day, YYYY-MM-DD"},
+				{"before", "integer", "entries older than this id (from next)"}, {"limit", "integer", "entries per page, at most 500 (default 50)"}},
+			Status: http.StatusOK, Response: apiAuditPage{}, Errors: []int{401, 403, 422}},
+	}
+}
+
+// openAPIPath writes a router path as OpenAPI does: /teams/{team}/jobs.
+func openAPIPath(path string) string {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if name, ok := strings.CutPrefix(p, ":"); ok {
+			parts[i] = "{" + name + "}"
+		}
+	}
+	return "/api/v1" + strings.Join(parts, "/")
+}
+
+// pathParams are the names of a router path's parameters, in order.
+func pathParams(path string) []string {
+	var out []string
+	for p := range strings.SplitSeq(path, "/") {
+		if name, ok := strings.CutPrefix(p, ":"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// openAPIDocument is the OpenAPI 3 document of the operations.
+func openAPIDocument(ops []apiOperation, serverURL string) map[string]any {
+	paths := map[string]map[string]any{}
+	for _, op := range ops {
+		p := openAPIPath(op.Path)
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		o := map[string]any{
+			"summary":     op.Summary,
+			"description": "Who may call it: " + op.Who + ".",
+			"tags":        []string{op.Tag},
+			"operationId": operationID(op),
+		}
+		var params []map[string]any
+		for _, name := range pathParams(op.Path) {
+			params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		}
+		for _, q := range op.Query {
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": map[string]any{"type": q.Type}})
+		}
+		if params != nil {
+			o["parameters"] = params
+		}
+		if op.Body != nil {
+			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(op.Body))}}}
+		}
+		responses := map[string]any{}
+		ok := map[string]any{"description": http.StatusText(op.Status)}
+		switch {
+		case op.Response != nil:
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(op.Response))}}
+		case op.Object:
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
+		}
+		responses[strconv.Itoa(op.Status)] = ok
+		for _, s := range op.Errors {
+			responses[strconv.Itoa(s)] = map[string]any{"$ref": "#/components/responses/Error"}
+		}
+		o["responses"] = responses
+		o["security"] = []map[string][]string{{"bearer": {}}, {"session": {}}}
+		if op.Who == whoAnyone {
+			o["security"] = []map[string][]string{}
+		}
+		paths[p][strings.ToLower(op.Method)] = o
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info": map[string]any{
+			"title":   "Gantry API",
+			"version": "v1",
+			"description": "Everything a person clicks in the portal, a script can call. Authenticate with a personal API token " +
+				"(Authorization: Bearer gty_…; a read-only token may only GET) or the browser session. Every error has the same " +
+				"JSON shape with a stable machine-readable code beside the sentence.",
+		},
+		"servers": []map[string]string{{"url": serverURL}},
+		"paths":   paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{
+				"bearer":  map[string]any{"type": "http", "scheme": "bearer", "description": "A personal API token made on the profile page."},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": "session", "description": "The browser session; writes need the CSRF header."},
+			},
+			"schemas": map[string]any{"Error": schemaOf(reflect.TypeFor[apiErrorBody]())},
+			"responses": map[string]any{
+				"Error": map[string]any{"description": "An error: code is stable, message is a sentence for a person.",
+					"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}},
+			},
+		},
+	}
+}
+
+// operationID is a stable name for an operation: getTeamsTeamJobs.
+func operationID(op apiOperation) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(op.Method))
+	for _, part := range strings.FieldsFunc(op.Path, func(r rune) bool { return r == '/' || r == '-' || r == '.' || r == ':' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// schemaOf is the JSON schema of a Go type as encoding/json writes it:
+// fields by their json names, omitempty fields optional, pointers nullable.
+func schemaOf(t reflect.Type) map[string]any {
+	switch t {
+	case reflect.TypeFor[time.Time]():
+		return map[string]any{"type": "string", "format": "date-time"}
+	case reflect.TypeFor[json.RawMessage]():
+		return map[string]any{}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		s := schemaOf(t.Elem())
+		s["nullable"] = true
+		return s
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice, reflect.Array:
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem()), "nullable": t.Kind() == reflect.Slice}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem()), "nullable": true}
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		addStructFields(t, props, &required)
+		s := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			slices.Sort(required)
+			s["required"] = required
+		}
+		return s
+	default:
+		return map[string]any{}
+	}
+}
+
+func addStructFields(t reflect.Type, props map[string]any, required *[]string) {
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		// encoding/json promotes the fields of an embedded struct, exported or not.
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			addStructFields(f.Type, props, required)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		props[name] = schemaOf(f.Type)
+		if !strings.Contains(opts, "omitempty") {
+			*required = append(*required, name)
+		}
+	}
+}
