@@ -194,17 +194,27 @@ var expectations = map[string]matrixRoute{
 	// Members file a real request; others are told to choose one of their teams.
 	"POST /api/v1/teams/:team/quota-requests": {access: signedIn,
 		json: `{"flavor":"h100-sxm-ib-training","resource":"nvidia.com/gpu","gpus":1,"reason":"authorization matrix"}`},
-	"POST /api/v1/quota-requests/:id/withdraw": {access: signedIn, absent: true},
-	"GET /api/v1/approvals":                    {access: signedIn},
-	"POST /api/v1/approvals/:id/decide":        {access: leads, json: `{"decision":"reject","comment":"authorization matrix"}`, absent: true},
-	"GET /api/v1/notifications":                {access: signedIn},
-	"POST /api/v1/notifications/read":          {access: signedIn},
-	"GET /api/v1/teams":                        {access: adminsOnly},
-	"POST /api/v1/teams":                       {access: adminsOnly, json: `{"name":"Not A Valid Name"}`},
-	"GET /api/v1/teams/:team":                  {access: adminsOnly},
-	"PUT /api/v1/teams/:team":                  {access: adminsOnly, json: `{"displayName":""}`}, // refused for its missing groups
-	"POST /api/v1/teams/:team/retire":          {access: adminsOnly, absent: true},
-	"GET /api/v1/audit":                        {access: adminsOnly},
+	"POST /api/v1/quota-requests/:id/withdraw":      {access: signedIn, absent: true},
+	"GET /api/v1/approvals":                         {access: signedIn},
+	"POST /api/v1/approvals/:id/decide":             {access: leads, json: `{"decision":"reject","comment":"authorization matrix"}`, absent: true},
+	"GET /api/v1/notifications":                     {access: signedIn},
+	"POST /api/v1/notifications/read":               {access: signedIn},
+	"GET /api/v1/teams":                             {access: adminsOnly},
+	"POST /api/v1/teams":                            {access: adminsOnly, json: `{"name":"Not A Valid Name"}`},
+	"GET /api/v1/teams/:team":                       {access: adminsOnly},
+	"PUT /api/v1/teams/:team":                       {access: adminsOnly, json: `{"displayName":""}`}, // refused for its missing groups
+	"POST /api/v1/teams/:team/retire":               {access: adminsOnly, absent: true},
+	"GET /api/v1/audit":                             {access: adminsOnly},
+	"POST /api/v1/templates/import":                 {access: adminsOnly, json: `{"yaml":"not: a template"}`},
+	"GET /api/v1/templates/:name/versions":          {access: adminsOnly},
+	"GET /api/v1/templates/:name/versions/:version": {access: adminsOnly},
+	"GET /api/v1/templates/:name/diff":              {access: adminsOnly},
+	"POST /api/v1/templates/:name/publish":          {access: adminsOnly, json: `{"version":999}`, absent: true},
+	"POST /api/v1/templates/:name/retire":           {access: adminsOnly, absent: true},
+	"GET /api/v1/prices":                            {access: adminsOnly},
+	"POST /api/v1/prices":                           {access: adminsOnly, json: `{"usdPerHour":"-1"}`},
+	"GET /api/v1/allowlist":                         {access: adminsOnly},
+	"PUT /api/v1/allowlist":                         {access: adminsOnly, json: `{"registries":["https://not a registry"]}`},
 }
 
 // person is a seeded user of the dev IdP and deploy/local/teams.yaml.
@@ -452,6 +462,12 @@ func fillPath(path, team, job string) string {
 		return strings.Replace(path, ":name", "no-such-team", 1)
 	case strings.HasSuffix(path, "/retire") || strings.HasSuffix(path, "/publish"):
 		return strings.Replace(path, ":name", "no-such-template", 1)
+	case path == "/api/v1/templates/:name/diff":
+		return "/api/v1/templates/pytorch-train/diff?from=1&to=1"
+	case path == "/api/v1/templates/:name/versions/:version":
+		return "/api/v1/templates/pytorch-train/versions/1"
+	case strings.HasPrefix(path, "/api/v1/templates/:name"):
+		return strings.Replace(path, ":name", "pytorch-train", 1)
 	case path == "/admin/templates/:name/diff":
 		return "/admin/templates/pytorch-train/diff?from=1&to=1"
 	case strings.HasPrefix(path, "/admin/templates/:name"):

@@ -3,9 +3,11 @@ package web
 import (
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -42,19 +44,11 @@ func (h *handler) renderAdminPrices(c *gin.Context, status int, form views.Price
 			}
 		}
 	}
-	current := map[string]bool{}
-	for _, pr := range prices { // newest effective date first per flavor and resource
-		key := pr.Flavor + "|" + pr.Resource
+	states := priceStates(prices, now)
+	for i, pr := range prices {
 		addFlavor(pr.Flavor, pr.Resource)
-		state := "past"
-		switch {
-		case pr.EffectiveFrom.After(now):
-			state = "future"
-		case !current[key]:
-			state, current[key] = "current", true
-		}
 		p.Prices = append(p.Prices, views.PriceRow{Flavor: pr.Flavor, Resource: pr.Resource, USDPerHour: pr.USDPerHour.Float(),
-			EffectiveFrom: pr.EffectiveFrom, State: state, SetBy: pr.SetBy})
+			EffectiveFrom: pr.EffectiveFrom, State: states[i], SetBy: pr.SetBy})
 	}
 	slices.SortStableFunc(p.Flavors, func(a, b views.Option) int {
 		if a.Value < b.Value {
@@ -66,4 +60,22 @@ func (h *handler) renderAdminPrices(c *gin.Context, status int, form views.Price
 		return 0
 	})
 	h.render(c, status, views.AdminPricesPage(h.nav(c, "prices"), p))
+}
+
+// priceStates marks each price past, current or future at now; prices come
+// newest effective date first per flavor and resource.
+func priceStates(prices []store.GPUPrice, now time.Time) []string {
+	out := make([]string, len(prices))
+	current := map[string]bool{}
+	for i, pr := range prices {
+		key := pr.Flavor + "|" + pr.Resource
+		out[i] = "past"
+		switch {
+		case pr.EffectiveFrom.After(now):
+			out[i] = "future"
+		case !current[key]:
+			out[i], current[key] = "current", true
+		}
+	}
+	return out
 }

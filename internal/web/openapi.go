@@ -98,6 +98,28 @@ func apiOperations() []apiOperation {
 				{"from", "string", "first day, YYYY-MM-DD"}, {"to", "string", "last day, YYYY-MM-DD"},
 				{"before", "integer", "entries older than this id (from next)"}, {"limit", "integer", "entries per page, at most 500 (default 50)"}},
 			Status: http.StatusOK, Response: apiAuditPage{}, Errors: []int{401, 403, 422}},
+
+		{Method: http.MethodPost, Path: "/templates/import", Tag: "templates", Summary: "Save every template of the YAML as a new draft version.", Who: whoAdmin,
+			Body: apiTemplateImportBody{}, Status: http.StatusCreated, Response: apiTemplateVersionList{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodGet, Path: "/templates/:name/versions", Tag: "templates", Summary: "Every version of a template: draft, published or retired.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiTemplateVersionList{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/templates/:name/versions/:version", Tag: "templates", Summary: "One version with its YAML; \"latest\" is the newest.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiTemplateSource{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/templates/:name/diff", Tag: "templates", Summary: "A unified diff between two versions' YAML.", Who: whoAdmin,
+			Query:  []apiQueryParam{{"from", "integer", "older version"}, {"to", "integer", "newer version"}},
+			Status: http.StatusOK, Response: apiTemplateDiff{}, Errors: []int{401, 403, 404, 422}},
+		{Method: http.MethodPost, Path: "/templates/:name/publish", Tag: "templates", Summary: "Publish a draft version, unless policy finds violations (listed in problems).", Who: whoAdmin,
+			Body: apiTemplatePublishBody{}, Status: http.StatusOK, Response: apiTemplateVersion{}, Errors: []int{400, 401, 403, 404, 422}},
+		{Method: http.MethodPost, Path: "/templates/:name/retire", Tag: "templates", Summary: "Stop offering a template; its running jobs are unaffected.", Who: whoAdmin,
+			Status: http.StatusNoContent, Errors: []int{401, 403, 404}},
+		{Method: http.MethodGet, Path: "/prices", Tag: "prices", Summary: "Every GPU-hour price, past, current and future.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiPriceList{}, Errors: []int{401, 403}},
+		{Method: http.MethodPost, Path: "/prices", Tag: "prices", Summary: "Set a pool's price per GPU-hour from a date on (today or later).", Who: whoAdmin,
+			Body: apiPriceBody{}, Status: http.StatusCreated, Response: apiPrice{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodGet, Path: "/allowlist", Tag: "allowlist", Summary: "The registries images may come from.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiAllowlist{}, Errors: []int{401, 403}},
+		{Method: http.MethodPut, Path: "/allowlist", Tag: "allowlist", Summary: "Replace the image registry allowlist; publishing and launches use it from then on.", Who: whoAdmin,
+			Body: apiAllowlistBody{}, Status: http.StatusOK, Response: apiAllowlist{}, Errors: []int{400, 401, 403, 422}},
 	}
 }
 

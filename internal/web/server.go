@@ -256,6 +256,19 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		apiAdmin.POST("/teams/:team/retire", h.apiTeamsRetire)
 		apiAdmin.GET("/audit", h.apiAuditList)
 	}
+	if d.Catalog != nil {
+		apiCatalog := api.Group("/", h.adminOnly)
+		apiCatalog.POST("/templates/import", h.apiTemplatesImport)
+		apiCatalog.GET("/templates/:name/versions", h.apiTemplatesVersions)
+		apiCatalog.GET("/templates/:name/versions/:version", h.apiTemplatesGet)
+		apiCatalog.GET("/templates/:name/diff", h.apiTemplatesDiff)
+		apiCatalog.POST("/templates/:name/publish", h.apiTemplatesPublish)
+		apiCatalog.POST("/templates/:name/retire", h.apiTemplatesRetire)
+		apiCatalog.GET("/prices", h.apiPricesList)
+		apiCatalog.POST("/prices", h.apiPricesSet)
+		apiCatalog.GET("/allowlist", h.apiAllowlistGet)
+		apiCatalog.PUT("/allowlist", h.apiAllowlistUpdate)
+	}
 	if d.Launcher != nil && d.Jobs != nil {
 		api.GET("/templates", h.apiTemplates)
 		api.POST("/teams/:team/jobs", h.apiJobCreate)
