@@ -93,11 +93,11 @@ func TestResearcherSeesWhyTheJobWaitsThenSeesItAdmitted(t *testing.T) {
 
 	// The page shows at once, even before the portal's cache has seen the
 	// new Job, and its status component refreshes itself: no reloads.
-	require.True(t, b.HasTestID("queue-status"), "the job page shows right after the launch")
+	require.True(t, b.HasTestID("job-status"), "the job page shows right after the launch")
 	require.Eventually(t, func() bool {
 		return b.HasTestID("pending-position")
 	}, time.Minute, 500*time.Millisecond, "position shown; at %s", b.URL())
-	assert.Equal(t, "queued", b.TestIDText("queue-phase"))
+	assert.Equal(t, "queued", b.TestIDText("job-phase"))
 	reason := b.TestIDText("pending-reason")
 	assert.Contains(t, reason, "waiting for 4 H100 GPUs: your team uses 8 of 8, the cohort has none to lend")
 	assert.Contains(t, reason, "; next in line")
@@ -106,9 +106,9 @@ func TestResearcherSeesWhyTheJobWaitsThenSeesItAdmitted(t *testing.T) {
 
 	unblock()
 	require.Eventually(t, func() bool {
-		phase := b.TestIDText("queue-phase")
-		return phase == "admitted" || phase == "running"
-	}, 2*time.Minute, 500*time.Millisecond, "admitted; last seen %q", b.TestIDText("queue-phase"))
+		phase := b.TestIDText("job-phase")
+		return phase == "admitted" || phase == "creating" || phase == "running"
+	}, 2*time.Minute, 500*time.Millisecond, "admitted; last seen %q", b.TestIDText("job-phase"))
 	assert.False(t, b.HasTestID("pending"))
 	assert.Contains(t, b.TestIDText("allocation"), "4 H100 GPUs in pool "+statusH100+" (whole GPUs)")
 	assert.Contains(t, b.TestIDText("timeline"), "admitted")

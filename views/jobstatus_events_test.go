@@ -20,7 +20,7 @@ func TestJobStatusShowsRecentEvents(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			doc := render(t, JobQueueStatusFragment(JobQueueStatus{URL: "/teams/vision/jobs/train/queue", Phase: "queued", Events: tc.events}))
+			doc := render(t, JobStatusFragment(JobStatusPanel{URL: "/teams/vision/jobs/train/status", Phase: "queued", Events: tc.events}))
 			assertCSPSafe(t, doc)
 			table := byTestID(doc, "events")
 			require.Equal(t, tc.wantTable, table.Length() == 1)

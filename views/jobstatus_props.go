@@ -1,11 +1,18 @@
 package views
 
-// JobQueueStatus is why a job waits, what it uses and what it costs: the
-// status component of the job page, refreshed in place.
-type JobQueueStatus struct {
+// JobStatusPanel is the one status panel of a job page, refreshed in
+// place: its phase, why it ended or waits and what to do next, its pods,
+// what it was given, its GPU use and its cost.
+type JobStatusPanel struct {
 	// URL serves this fragment again for the refresh script.
-	URL   string
-	Phase string
+	URL string
+	// Phase is one of the phases of queue.Phase; Message the cluster's own
+	// words about it, shown when there is no cause or pending reason.
+	Phase, Message string
+	// Cause is why the job ended or is stuck; nil while all is well.
+	Cause                   *CauseView
+	Replicas, ReadyReplicas int32
+	Pods                    []JobPod
 	// Pending is set while the job waits for quota.
 	Pending *PendingView
 	// Waited is the wait so far or before admission, in words; TypicalWait
@@ -20,6 +27,19 @@ type JobQueueStatus struct {
 	Cost       *CostView
 	// Events are the recent Kubernetes events about the job, most recent first.
 	Events []EventRow
+}
+
+// CauseView is why a job ended, in one sentence, and what to do next.
+type CauseView struct {
+	// Kind is the queue.CauseKind, for styling and tests.
+	Kind, Words, Next string
+	// Fix is the suggested change in words ("memory 16Gi → 32Gi"); "" if none.
+	Fix string
+	// LogTail is the failed container's last lines.
+	LogTail []string
+	// RelaunchURL opens the launch form pre-filled from this run (with the
+	// fix applied); "" when it cannot be relaunched from the portal.
+	RelaunchURL string
 }
 
 // EventRow is one Kubernetes event about the job, its Workload or a pod.

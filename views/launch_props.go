@@ -57,17 +57,6 @@ type JobPod struct {
 	Name, Phase, Node, Pool string
 }
 
-// JobStatus is the live part of a job page, refreshed as a fragment.
-type JobStatus struct {
-	// Phase is creating (launched, not yet in the portal's cache), queued,
-	// admitted, running, succeeded, failed or stopped.
-	Phase, Message          string
-	Replicas, ReadyReplicas int32
-	Pods                    []JobPod
-	// URL is the fragment's own address for the refresh script.
-	URL string
-}
-
 // JobAction is a button on a job page.
 type JobAction struct {
 	Label, URL, TestID string
@@ -78,7 +67,7 @@ type JobAction struct {
 type JobProps struct {
 	Team, Name, Kind, Owner, Template, Pool, Namespace string
 	Version                                            int
-	Status                                             JobStatus
+	Status                                             JobStatusPanel
 	Parameters                                         []Option
 	Manifest                                           string
 	// ServiceDNS and PortForward say how to reach a notebook or endpoint.
@@ -86,9 +75,6 @@ type JobProps struct {
 	Actions                           []JobAction
 	// Scale is set for endpoints: the replica range and current value.
 	Scale *ScaleForm
-	// Queue is why it waits, what it uses and what it costs; nil when the
-	// portal has no status service.
-	Queue *JobQueueStatus
 }
 
 // ScaleForm scales an endpoint within its range.

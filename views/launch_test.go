@@ -28,7 +28,7 @@ func TestLaunchFormShowsErrorsNextToTypedValues(t *testing.T) {
 func TestJobPageShowsPhaseAccessAndActions(t *testing.T) {
 	doc := render(t, JobPage(Nav{User: &NavUser{Username: "alice"}}, JobProps{
 		Team: "vision", Name: "jupyter-pytorch-abc", Kind: "notebook", Version: 1,
-		Status:      JobStatus{Phase: "stopped", Message: "Stopped.", URL: "/teams/vision/jobs/jupyter-pytorch-abc/status"},
+		Status:      JobStatusPanel{Phase: "stopped", Message: "Stopped.", URL: "/teams/vision/jobs/jupyter-pytorch-abc/status"},
 		ServiceDNS:  "jupyter-pytorch-abc.team-vision.svc.cluster.local:8888",
 		PortForward: "kubectl -n team-vision port-forward service/jupyter-pytorch-abc 8888:8888",
 		Actions:     []JobAction{{Label: "Resume", URL: "/x/resume", TestID: "resume"}},

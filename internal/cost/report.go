@@ -13,38 +13,51 @@ import (
 type Spend struct {
 	// Runs counts every run; stopped runs (deleted while running) and runs
 	// still going are neither succeeded nor failed.
-	Runs, SucceededRuns, FailedRuns int
+	Runs          int `json:"runs"`
+	SucceededRuns int `json:"succeededRuns"`
+	FailedRuns    int `json:"failedRuns"`
 	// AllocatedGPUHours is held quota. Of it, UnmeasuredGPUHours had no
 	// utilization samples and is never counted as useful; UsefulGPUHours
 	// weights the measured rest by utilization; IdleGPUHours is measured
 	// minus useful.
-	AllocatedGPUHours, UsefulGPUHours, IdleGPUHours, UnmeasuredGPUHours float64
+	AllocatedGPUHours  float64 `json:"allocatedGpuHours"`
+	UsefulGPUHours     float64 `json:"usefulGpuHours"`
+	IdleGPUHours       float64 `json:"idleGpuHours"`
+	UnmeasuredGPUHours float64 `json:"unmeasuredGpuHours"`
 	// CostUSD is all spend; FailedCostUSD the part spent on runs that ended
 	// failed, preempted or evicted; IdleCostUSD the idle share and
 	// UnmeasuredCostUSD the unmeasured share.
-	CostUSD, FailedCostUSD, IdleCostUSD, UnmeasuredCostUSD money.USD
+	CostUSD           money.USD `json:"costUsd"`
+	FailedCostUSD     money.USD `json:"failedCostUsd"`
+	IdleCostUSD       money.USD `json:"idleCostUsd"`
+	UnmeasuredCostUSD money.USD `json:"unmeasuredCostUsd"`
 	// CostPerSuccessUSD is all spend divided by successful runs; zero when
 	// none succeeded.
-	CostPerSuccessUSD money.USD
+	CostPerSuccessUSD money.USD `json:"costPerSuccessUsd"`
 }
 
 // JobCost is one job's spend, for the top lists.
 type JobCost struct {
-	Team, Namespace, Job, Flavor string
-	Runs                         int
-	GPUHours                     float64
-	CostUSD, IdleUSD             money.USD
+	Team      string    `json:"team"`
+	Namespace string    `json:"namespace"`
+	Job       string    `json:"job"`
+	Flavor    string    `json:"flavor"`
+	Runs      int       `json:"runs"`
+	GPUHours  float64   `json:"gpuHours"`
+	CostUSD   money.USD `json:"costUsd"`
+	IdleUSD   money.USD `json:"idleUsd"`
 }
 
 // Report is a team's (or the cluster's) spend over a period.
 type Report struct {
-	From, To time.Time
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 	Spend
-	ByTeam    map[string]Spend
-	TopByCost []JobCost
-	TopByIdle []JobCost
-	Unpriced  int // runs on flavors without a price
-	Ledger    []store.LedgerRow
+	ByTeam    map[string]Spend  `json:"byTeam,omitempty"`
+	TopByCost []JobCost         `json:"topByCost"`
+	TopByIdle []JobCost         `json:"topByIdle"`
+	Unpriced  int               `json:"unpriced"` // runs on flavors without a price
+	Ledger    []store.LedgerRow `json:"ledger,omitempty"`
 }
 
 // Hours splits a row's allocated GPU-hours into measured and useful ones.

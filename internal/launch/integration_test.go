@@ -27,6 +27,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/policy"
+	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -141,7 +142,7 @@ func TestEachSeededTemplateRunsOnItsPool(t *testing.T) {
 			var st launch.Status
 			require.Eventually(t, func() bool {
 				st, err = launch.StatusOf(f.jobs, res.Namespace, res.Name, tc.kind)
-				return err == nil && st.Phase == launch.PhaseRunning
+				return err == nil && st.Phase == queue.PhaseRunning
 			}, 90*time.Second, 250*time.Millisecond, "never running: last status %+v, err %v", st, err)
 			pods, err := f.env.Kube.CoreV1().Pods(res.Namespace).List(ctx, metav1.ListOptions{LabelSelector: catalog.LabelInstance + "=" + res.Name})
 			require.NoError(t, err)
@@ -340,7 +341,7 @@ func TestEndpointScalesWithinItsRangeAndNotebookStopKeepsItsObjects(t *testing.T
 	require.NoError(t, f.svc.Stop(ctx, f.alice, f.team.Name, nb.Name))
 	require.Eventually(t, func() bool {
 		st, err := launch.StatusOf(f.jobs, nb.Namespace, nb.Name, catalog.KindNotebook)
-		return err == nil && st.Phase == launch.PhaseStopped && len(st.Pods) == 0
+		return err == nil && st.Phase == queue.PhaseStopped && len(st.Pods) == 0
 	}, time.Minute, 250*time.Millisecond)
 	_, err = f.env.Kube.CoreV1().Services(nb.Namespace).Get(ctx, nb.Name, metav1.GetOptions{})
 	assert.NoError(t, err, "a stopped notebook keeps its Service (and StatefulSet, with any workspace claim)")
@@ -348,7 +349,7 @@ func TestEndpointScalesWithinItsRangeAndNotebookStopKeepsItsObjects(t *testing.T
 	require.NoError(t, f.svc.Resume(ctx, f.alice, f.team.Name, nb.Name))
 	require.Eventually(t, func() bool {
 		st, err := launch.StatusOf(f.jobs, nb.Namespace, nb.Name, catalog.KindNotebook)
-		return err == nil && st.Phase == launch.PhaseRunning
+		return err == nil && st.Phase == queue.PhaseRunning
 	}, time.Minute, 250*time.Millisecond)
 
 	entries, err := f.db.AuditEntries(ctx, store.AuditFilter{Actor: "alice"})

@@ -79,7 +79,7 @@ type Store interface {
 	TeamByName(ctx context.Context, name string) (store.Team, error)
 	RecordLaunch(ctx context.Context, l store.Launch) (store.Launch, error)
 	LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error)
-	MarkLaunchDeleted(ctx context.Context, namespace, name string, at time.Time) error
+	MarkLaunchDeleted(ctx context.Context, namespace, name, by string, at time.Time) error
 }
 
 // ImageAllowlist reads the admins' image registry allowlist.

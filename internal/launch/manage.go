@@ -47,7 +47,7 @@ func (s *Service) Delete(ctx context.Context, actor Actor, team, name string) er
 			return fmt.Errorf("delete %s/%s: %w", l.Namespace, ref, kube.MapError(err))
 		}
 	}
-	if err := s.Store.MarkLaunchDeleted(ctx, l.Namespace, name, s.now()); err != nil {
+	if err := s.Store.MarkLaunchDeleted(ctx, l.Namespace, name, actor.Username, s.now()); err != nil {
 		return err
 	}
 	return s.Audit.Record(ctx, audit.Event{Actor: actor.Username, Action: ActionDelete, Target: l.Namespace + "/" + name,

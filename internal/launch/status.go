@@ -6,24 +6,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/queue"
 )
-
-// Phases a job moves through, as shown to people.
-const (
-	PhaseQueued    = "queued"
-	PhaseAdmitted  = "admitted"
-	PhaseRunning   = "running"
-	PhaseSucceeded = "succeeded"
-	PhaseFailed    = "failed"
-	PhaseStopped   = "stopped"
-)
-
-const admissionGate = "kueue.x-k8s.io/admission"
 
 // PodStatus is one pod of a job.
 type PodStatus struct {
@@ -34,7 +22,8 @@ type PodStatus struct {
 type Status struct {
 	Name, Namespace, Team, Owner, Template, Version, Pool string
 	Kind                                                  catalog.Kind
-	Phase                                                 string
+	// Phase comes from queue.PhaseOf, as on the job page and in the API.
+	Phase queue.Phase
 	// Message is Kueue's or Kubernetes' own words about the phase.
 	Message                 string
 	Replicas, ReadyReplicas int32
@@ -73,7 +62,7 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 		if err != nil {
 			return Status{}, err
 		}
-		st.Phase, st.Message = jobPhase(job, wls, pods)
+		st.Phase, st.Message = queue.PhaseOf(queue.StatusInput{Workloads: wls, Pods: pods, Job: job})
 	case catalog.KindNotebook:
 		sts, err := r.StatefulSet(namespace, name)
 		if err != nil {
@@ -81,7 +70,10 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 		}
 		st.fromLabels(sts.Labels)
 		st.Replicas, st.ReadyReplicas = derefOr(sts.Spec.Replicas, 1), sts.Status.ReadyReplicas
-		st.Phase, st.Message = podsPhase(r, namespace, st.Replicas, pods)
+		st.Phase, st.Message, err = podsPhase(r, namespace, st.Replicas, pods)
+		if err != nil {
+			return Status{}, err
+		}
 	case catalog.KindInference:
 		dep, err := r.Deployment(namespace, name)
 		if err != nil {
@@ -89,7 +81,10 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 		}
 		st.fromLabels(dep.Labels)
 		st.Replicas, st.ReadyReplicas = derefOr(dep.Spec.Replicas, 1), dep.Status.ReadyReplicas
-		st.Phase, st.Message = podsPhase(r, namespace, st.Replicas, pods)
+		st.Phase, st.Message, err = podsPhase(r, namespace, st.Replicas, pods)
+		if err != nil {
+			return Status{}, err
+		}
 	default:
 		return Status{}, fmt.Errorf("status of %s/%s: unknown kind %q: %w", namespace, name, kind, kube.ErrNotFound)
 	}
@@ -108,66 +103,30 @@ func derefOr(p *int32, d int32) int32 {
 	return *p
 }
 
-func jobPhase(job *batchv1.Job, wls []*kueue.Workload, pods []*corev1.Pod) (string, string) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return PhaseSucceeded, "All pods finished successfully."
-		case batchv1.JobFailed:
-			return PhaseFailed, c.Message
-		}
+// podsPhase is the phase of a notebook or endpoint, whose pods Kueue
+// admits one Workload each.
+func podsPhase(r JobReader, namespace string, replicas int32, pods []*corev1.Pod) (queue.Phase, string, error) {
+	in := queue.StatusInput{Pods: pods, Stopped: replicas == 0}
+	wls, err := PodWorkloads(r, namespace, pods)
+	if err != nil {
+		return "", "", err
 	}
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning {
-			return PhaseRunning, ""
-		}
-	}
-	for _, wl := range wls {
-		if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			return PhaseAdmitted, "Kueue admitted the job; its pods are being scheduled."
-		}
-		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status == "False" {
-			return PhaseQueued, c.Message
-		}
-	}
-	return PhaseQueued, "Waiting for Kueue to admit the job."
+	in.Workloads = wls
+	phase, msg := queue.PhaseOf(in)
+	return phase, msg, nil
 }
 
-func podsPhase(r JobReader, namespace string, replicas int32, pods []*corev1.Pod) (string, string) {
-	if replicas == 0 {
-		return PhaseStopped, "Stopped: no pods run. Resume to start it again."
-	}
-	phase, msg := PhaseQueued, "Waiting for Kueue to admit the pods."
+// PodWorkloads are the Kueue Workloads of a notebook's or endpoint's pods.
+func PodWorkloads(r interface {
+	WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error)
+}, namespace string, pods []*corev1.Pod) ([]*kueue.Workload, error) {
+	var out []*kueue.Workload
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
-			continue
+		owned, err := r.WorkloadsOwnedBy(namespace, "Pod", p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("workloads of pod %s/%s: %w", namespace, p.Name, err)
 		}
-		switch {
-		case p.Status.Phase == corev1.PodRunning:
-			return PhaseRunning, ""
-		case !gated(p):
-			phase, msg = PhaseAdmitted, "Kueue admitted the pods; they are being scheduled."
-		default:
-			if wls, err := r.WorkloadsOwnedBy(namespace, "Pod", p.Name); err == nil {
-				for _, wl := range wls {
-					if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status == "False" && phase == PhaseQueued {
-						msg = c.Message
-					}
-				}
-			}
-		}
+		out = append(out, owned...)
 	}
-	return phase, msg
-}
-
-func gated(p *corev1.Pod) bool {
-	for _, g := range p.Spec.SchedulingGates {
-		if g.Name == admissionGate {
-			return true
-		}
-	}
-	return false
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
 )
 
 // cacheStub is a JobReader over fixed objects.
@@ -41,6 +42,13 @@ func workload(condType, status, msg string) *kueue.Workload {
 	return &kueue.Workload{Status: kueue.WorkloadStatus{Conditions: []metav1.Condition{{Type: condType, Status: metav1.ConditionStatus(status), Message: msg}}}}
 }
 
+// admitted is a Workload as Kueue leaves it on admission: quota reserved and admitted.
+func admitted() *kueue.Workload {
+	wl := workload("QuotaReserved", "True", "")
+	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: "Admitted", Status: metav1.ConditionTrue})
+	return wl
+}
+
 func TestStatusPhases(t *testing.T) {
 	job := func(conds ...batchv1.JobCondition) *batchv1.Job {
 		return &batchv1.Job{Status: batchv1.JobStatus{Conditions: conds}}
@@ -51,23 +59,24 @@ func TestStatusPhases(t *testing.T) {
 	cases := map[string]struct {
 		kind        catalog.Kind
 		cache       cacheStub
-		wantPhase   string
+		wantPhase   queue.Phase
 		wantMessage string
 	}{
 		"job waiting for quota shows Kueue's words": {
 			kind: catalog.KindTraining, cache: cacheStub{job: job(), wls: []*kueue.Workload{workload("QuotaReserved", "False", "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100-sxm-ib-training, 4 more needed")}},
-			wantPhase: launch.PhaseQueued, wantMessage: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100-sxm-ib-training, 4 more needed",
+			wantPhase: queue.PhaseQueued, wantMessage: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100-sxm-ib-training, 4 more needed",
 		},
-		"job admitted":  {kind: catalog.KindTraining, cache: cacheStub{job: job(), wls: []*kueue.Workload{workload("Admitted", "True", "")}}, wantPhase: launch.PhaseAdmitted},
-		"job running":   {kind: catalog.KindTraining, cache: cacheStub{job: job(), pods: []*corev1.Pod{pod(corev1.PodRunning, false)}}, wantPhase: launch.PhaseRunning},
-		"job succeeded": {kind: catalog.KindTraining, cache: cacheStub{job: job(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})}, wantPhase: launch.PhaseSucceeded},
+		"job admitted":  {kind: catalog.KindTraining, cache: cacheStub{job: job(), wls: []*kueue.Workload{admitted()}}, wantPhase: queue.PhaseAdmitted},
+		"job running":   {kind: catalog.KindTraining, cache: cacheStub{job: job(), pods: []*corev1.Pod{pod(corev1.PodRunning, false)}}, wantPhase: queue.PhaseRunning},
+		"job succeeded": {kind: catalog.KindTraining, cache: cacheStub{job: job(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})}, wantPhase: queue.PhaseSucceeded},
 		"job failed": {
 			kind: catalog.KindTraining, cache: cacheStub{job: job(batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Message: "Job has reached the specified backoff limit"})},
-			wantPhase: launch.PhaseFailed, wantMessage: "Job has reached the specified backoff limit",
+			wantPhase: queue.PhaseFailed, wantMessage: "Job has reached the specified backoff limit",
 		},
-		"notebook pod gated by Kueue": {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(1), pods: []*corev1.Pod{pod(corev1.PodPending, true)}}, wantPhase: launch.PhaseQueued},
-		"notebook pod admitted":       {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(1), pods: []*corev1.Pod{pod(corev1.PodPending, false)}}, wantPhase: launch.PhaseAdmitted},
-		"notebook stopped":            {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(0)}, wantPhase: launch.PhaseStopped},
+		"notebook pod gated by Kueue": {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(1), pods: []*corev1.Pod{pod(corev1.PodPending, true)}}, wantPhase: queue.PhaseQueued},
+		// Admitted and its pod exists but has not started: being created.
+		"notebook pod admitted": {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(1), pods: []*corev1.Pod{pod(corev1.PodPending, false)}}, wantPhase: queue.PhaseCreating},
+		"notebook stopped":      {kind: catalog.KindNotebook, cache: cacheStub{sts: sts(0)}, wantPhase: queue.PhaseStopped},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,22 +20,14 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 )
 
-// Phases of a job as the status component shows them.
-const (
-	PhaseQueued        = "queued"
-	PhaseQuotaReserved = "quota reserved"
-	PhaseAdmitted      = "admitted"
-	PhaseRunning       = "running"
-	PhaseSucceeded     = "succeeded"
-	PhaseFailed        = "failed"
-	PhaseEvicted       = "evicted"
-	PhasePreempted     = "preempted"
-	PhaseStopped       = "stopped"
-)
-
 // JobStatus is why a job waits, what it was given and how it ended.
 type JobStatus struct {
-	Phase string
+	Phase Phase
+	// Message is Kueue's or Kubernetes' own words about the phase.
+	Message string
+	// Cause says why the job ended or is stuck, and what to do next; nil
+	// while nothing went wrong.
+	Cause *Cause
 	// Timeline lists when each phase began, oldest first.
 	Timeline []Moment
 	// Pending explains a job waiting for quota; nil otherwise.
@@ -80,7 +73,7 @@ type EventSource interface {
 // Moment is a phase change.
 type Moment struct {
 	At     time.Time
-	Phase  string
+	Phase  Phase
 	Detail string
 }
 
@@ -116,9 +109,16 @@ type Eviction struct {
 	At              time.Time
 	Preempted       bool
 	Reason, Message string
-	// PreemptedBy names the workload that took the quota ("namespace/job"),
-	// empty when unknown.
-	PreemptedBy string
+	// PreemptedBy names the job that took the quota, empty when unknown;
+	// PreemptorTeam is its team, PreemptorPriorityClass and
+	// PreemptorPriority its priority.
+	PreemptedBy, PreemptorTeam, PreemptorPriorityClass string
+	PreemptorPriority                                  int32
+	// Reclaimed is true when the quota was taken back by the team that
+	// lent it within the cohort.
+	Reclaimed bool
+	// Requeued is true when Kueue puts the job back in the queue.
+	Requeued bool
 }
 
 // Failure is a failed container's cause.
@@ -151,9 +151,13 @@ type StatusInput struct {
 	// newest is used.
 	Workloads []*kueue.Workload
 	Pods      []*corev1.Pod
+	// Job is the batch Job of a training job; nil for other kinds.
+	Job *batchv1.Job
 	// Stopped is true for a notebook scaled to zero.
 	Stopped bool
 	Now     time.Time
+	// Logs reads a failed container's last lines; nil shows none.
+	Logs LastLogLines
 }
 
 // StatusReader builds job statuses from caches and the visibility API.
@@ -176,29 +180,23 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 	var st JobStatus
 	st.Events = r.events(in)
 	wl := newest(in.Workloads)
+	st.Phase, st.Message = PhaseOf(in)
 	if wl == nil {
-		st.Phase = PhaseQueued
-		if in.Stopped {
-			st.Phase = PhaseStopped
-		}
 		st.Failure = failureOf(in.Pods)
+		st.Cause = r.causeOf(ctx, in, &st)
 		return st
 	}
 	st.Workload = wl.Name
 	conds := wl.Status.Conditions
 	st.Timeline = append(st.Timeline, Moment{At: wl.CreationTimestamp.Time, Phase: PhaseQueued, Detail: "Submitted to queue " + string(wl.Spec.QueueName) + "."})
-	st.Phase = PhaseQueued
 	if c := trueCond(conds, kueue.WorkloadQuotaReserved); c != nil {
-		st.Phase = PhaseQuotaReserved
 		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: PhaseQuotaReserved, Detail: c.Message})
 	}
 	if c := trueCond(conds, kueue.WorkloadAdmitted); c != nil {
-		st.Phase = PhaseAdmitted
 		st.AdmittedAt = c.LastTransitionTime.Time
 		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: PhaseAdmitted, Detail: c.Message})
 	}
-	if started, ok := firstRunning(in.Pods); ok && st.Phase == PhaseAdmitted {
-		st.Phase = PhaseRunning
+	if started, ok := firstRunning(in.Pods); ok && !st.AdmittedAt.IsZero() {
 		st.Timeline = append(st.Timeline, Moment{At: started, Phase: PhaseRunning, Detail: "Pods started."})
 	}
 	if c := trueCond(conds, kueue.WorkloadEvicted); c != nil {
@@ -208,9 +206,6 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 			phase = PhasePreempted
 		}
 		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: phase, Detail: c.Message})
-		if trueCond(conds, kueue.WorkloadQuotaReserved) == nil {
-			st.Phase = phase
-		}
 	}
 	if st.AdmittedAt.IsZero() && st.Eviction != nil {
 		// An eviction resets the Admitted condition, so the object no
@@ -220,15 +215,12 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 		}
 	}
 	if c := trueCond(conds, kueue.WorkloadFinished); c != nil {
-		st.Phase = PhaseSucceeded
+		phase := PhaseSucceeded
 		if c.Reason != kueue.WorkloadFinishedReasonSucceeded {
-			st.Phase = PhaseFailed
+			phase = PhaseFailed
 		}
 		st.EndedAt = c.LastTransitionTime.Time
-		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: st.Phase, Detail: c.Message})
-	}
-	if in.Stopped {
-		st.Phase = PhaseStopped
+		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: phase, Detail: c.Message})
 	}
 	slices.SortStableFunc(st.Timeline, func(a, b Moment) int { return a.At.Compare(b.At) })
 
@@ -243,6 +235,7 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 		st.Pending = r.pending(ctx, wl)
 	}
 	st.Failure = failureOf(in.Pods)
+	st.Cause = r.causeOf(ctx, in, &st)
 	return st
 }
 
@@ -501,11 +494,17 @@ func (r StatusReader) eviction(wl *kueue.Workload, c *metav1.Condition) *Evictio
 		e.Preempted = true
 		msg = p.Message + " " + msg
 	}
+	if p := trueCond(wl.Status.Conditions, kueue.WorkloadPreempted); p != nil {
+		e.Reclaimed = p.Reason == kueue.InCohortReclamationReason || p.Reason == kueue.InCohortReclaimWhileBorrowingReason
+	}
+	// Kueue requeues an evicted workload (after a backoff for some reasons)
+	// until it deactivates it, e.g. at its requeuing limit.
+	e.Requeued = wl.Spec.Active == nil || *wl.Spec.Active
 	if m := reUID.FindStringSubmatch(msg); m != nil {
 		e.PreemptedBy = "workload UID " + m[1]
 		if r.Workloads != nil {
 			if by, ok := r.Workloads.WorkloadByUID(m[1]); ok {
-				e.PreemptedBy = by.Namespace + "/" + ownerName(by)
+				e.preemptor(by)
 			}
 		}
 	}
@@ -547,6 +546,10 @@ func firstRunning(pods []*corev1.Pod) (time.Time, bool) {
 		}
 	}
 	return first, !first.IsZero()
+}
+
+func findCond(conds []metav1.Condition, t string) *metav1.Condition {
+	return apimeta.FindStatusCondition(conds, t)
 }
 
 func trueCond(conds []metav1.Condition, t string) *metav1.Condition {

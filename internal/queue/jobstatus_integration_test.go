@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -33,9 +35,16 @@ type statusEnv struct {
 
 func newStatusEnv(t *testing.T) statusEnv {
 	t.Helper()
+	return newStatusEnvIn(t, "", 8)
+}
+
+// newStatusEnvIn is a throwaway team with gpus H100 GPUs of its own in
+// cohort (a cohort of its own when empty).
+func newStatusEnvIn(t *testing.T, cohort string, gpus int) statusEnv {
+	t.Helper()
 	env := stacktest.Stack(t)
-	team := env.Team(t, stacktest.TeamSpec{Quotas: map[string]corev1.ResourceList{
-		h100: {"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("32"), "memory": resource.MustParse("128Gi")},
+	team := env.Team(t, stacktest.TeamSpec{Cohort: cohort, Quotas: map[string]corev1.ResourceList{
+		h100: {"nvidia.com/gpu": resource.MustParse(fmt.Sprint(gpus)), "cpu": resource.MustParse("32"), "memory": resource.MustParse("128Gi")},
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -65,6 +74,8 @@ func (s statusEnv) gpuJob(t *testing.T, name string, gpus int, priority string, 
 	})
 	job.Labels[catalog.LabelPriorityClass] = priority
 	job.Spec.Template.Labels[catalog.LabelPriorityClass] = priority
+	// Memory limited to the request, as the portal's templates render it.
+	job.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 	job.Spec.Template.Spec.NodeSelector = map[string]string{catalog.LabelPool: h100}
 	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	job.Spec.Template.Annotations = annotations
@@ -138,8 +149,9 @@ func TestPreemptedJobNamesPreemptor(t *testing.T) {
 		st := s.status(c, "low")
 		require.NotNil(c, st.Eviction)
 		assert.True(c, st.Eviction.Preempted)
-		assert.Equal(c, s.ns+"/urgent", st.Eviction.PreemptedBy)
-		var phases []string
+		assert.Equal(c, "urgent", st.Eviction.PreemptedBy)
+		assert.Equal(c, s.team, st.Eviction.PreemptorTeam)
+		var phases []Phase
 		for _, m := range st.Timeline {
 			phases = append(phases, m.Phase)
 		}
@@ -167,5 +179,93 @@ func TestFailedJobShowsExitCodeAndReason(t *testing.T) {
 		assert.Equal(c, int64(1), st.Allocation.Count)
 		assert.Equal(c, h100, st.Allocation.Flavor)
 		assert.NotEmpty(c, st.Allocation.Nodes)
+		require.NotNil(c, st.Cause)
+		assert.Equal(c, CauseOutOfMemory, st.Cause.Kind)
+		assert.Equal(c, "Container main of pod "+st.Failure.Pod+" ran out of memory: it reached its 1Gi limit and was killed.", st.Cause.Words)
+		assert.Equal(c, "Relaunch it with more memory (2Gi), or use a smaller batch.", st.Cause.Next)
+		assert.Equal(c, &Fix{Field: catalog.FieldMemory, Value: "2Gi", Words: "memory 1Gi → 2Gi"}, st.Cause.Fix)
 	}, time.Minute, 250*time.Millisecond)
+}
+
+func TestNonZeroExitCodeSaysWhichContainerAndWhatToDo(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "crash", 1, "batch", map[string]string{"gantry.dev/simulate-duration": "2s", "gantry.dev/simulate-exit-code": "3"})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.status(c, "crash")
+		require.Equal(c, PhaseFailed, st.Phase)
+		require.NotNil(c, st.Cause)
+		require.NotNil(c, st.Failure)
+		assert.Equal(c, CauseExitCode, st.Cause.Kind)
+		assert.Equal(c, "Container main of pod "+st.Failure.Pod+" exited with code 3.", st.Cause.Words)
+		assert.Equal(c, "Read its last log lines, fix the error and relaunch it.", st.Cause.Next)
+		assert.Nil(c, st.Cause.Fix, "no change to suggest for a program's own error")
+	}, time.Minute, 250*time.Millisecond)
+}
+
+func TestTimeLimitReachedSaysTheLimit(t *testing.T) {
+	s := newStatusEnv(t)
+	job := stacktest.CompliantJob(s.team, "slow", corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
+	job.Spec.Template.Annotations = long
+	job.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
+	_, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(context.Background(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.statusOfJob(c, "slow")
+		require.Equal(c, PhaseFailed, st.Phase)
+		require.NotNil(c, st.Cause)
+		assert.Equal(c, CauseDeadline, st.Cause.Kind)
+		assert.Equal(c, "It reached its time limit of 5 seconds and was stopped.", st.Cause.Words)
+		assert.Equal(c, "Relaunch it with a longer time limit, or make it write checkpoints and resume from the last one.", st.Cause.Next)
+	}, time.Minute, 250*time.Millisecond)
+}
+
+func TestImagePullFailureNamesTheImageAndTheRegistryError(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "badimage", 1, "batch", map[string]string{"gantry.dev/simulate-image-pull-error": "manifest unknown"})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.status(c, "badimage")
+		assert.Equal(c, PhaseCreating, st.Phase)
+		require.NotNil(c, st.Cause)
+		assert.Equal(c, CauseImagePull, st.Cause.Kind)
+		assert.Contains(c, st.Cause.Words, "The image "+stacktest.Image+" could not be pulled: ")
+		assert.Contains(c, st.Cause.Words, "manifest unknown.")
+		assert.Equal(c, "Check the image name and tag in the template, and that the registry lets the cluster pull it; then relaunch.", st.Cause.Next)
+	}, time.Minute, 250*time.Millisecond)
+}
+
+func TestPreemptedByReclaimWithinTheCohortNamesTeamPriorityAndRequeue(t *testing.T) {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	cohort := "c" + hex.EncodeToString(b)
+	// The borrower runs 8 GPUs on 4 of its own and 4 lent by the lender
+	// (a team may borrow up to its own quota again); the lender then needs
+	// all 8 of its own back.
+	lender := newStatusEnvIn(t, cohort, 8)
+	borrower := newStatusEnvIn(t, cohort, 4)
+	borrower.gpuJob(t, "borrowed", 8, "training", long)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, PhaseRunning, borrower.status(c, "borrowed").Phase)
+	}, time.Minute, 250*time.Millisecond)
+	lender.gpuJob(t, "mine", 8, "batch", long)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := borrower.status(c, "borrowed")
+		require.NotNil(c, st.Cause)
+		assert.Equal(c, PhasePreempted, st.Phase)
+		assert.Equal(c, CausePreempted, st.Cause.Kind)
+		assert.Regexp(c, `^It was preempted because the quota it borrowed was reclaimed by mine of team `+lender.team+` \(priority batch, -?\d+\)\.$`, st.Cause.Words)
+		assert.True(c, st.Cause.Requeued)
+		assert.Contains(c, st.Cause.Next, "Kueue put it back in the queue")
+	}, time.Minute, 250*time.Millisecond)
+}
+
+// statusOfJob reads the status of a Job with the Job itself, as the portal does.
+func (s statusEnv) statusOfJob(t require.TestingT, name string) JobStatus {
+	wls, err := s.jobs.WorkloadsOwnedBy(s.ns, "Job", name)
+	require.NoError(t, err)
+	pods, err := s.jobs.Pods(s.ns, name)
+	require.NoError(t, err)
+	job, err := s.jobs.Job(s.ns, name)
+	require.NoError(t, err)
+	return s.reader.JobStatus(context.Background(), StatusInput{Workloads: wls, Pods: pods, Job: job, Now: time.Now()})
 }

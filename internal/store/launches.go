@@ -30,12 +30,14 @@ type Launch struct {
 	Manifest        string
 	CreatedAt       time.Time
 	DeletedAt       *time.Time
+	// DeletedBy is who deleted the job through the portal; nil if unknown.
+	DeletedBy *string
 }
 
 // RecordLaunch stores a launch. A second record with the same launch id
 // returns the first one and ErrDuplicateLaunch.
 func (s *Store) RecordLaunch(ctx context.Context, l Launch) (Launch, error) {
-	err := s.db.WithContext(ctx).Omit("id", "deleted_at").Create(&l).Error
+	err := s.db.WithContext(ctx).Omit("id", "deleted_at", "deleted_by").Create(&l).Error
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		existing, getErr := s.LaunchByID(ctx, l.LaunchID)
 		if getErr != nil {
@@ -67,10 +69,10 @@ func (s *Store) LaunchByName(ctx context.Context, namespace, name string) (Launc
 	return l, nil
 }
 
-// MarkLaunchDeleted notes that the launch's objects were deleted.
-func (s *Store) MarkLaunchDeleted(ctx context.Context, namespace, name string, at time.Time) error {
+// MarkLaunchDeleted notes that by deleted the launch's objects at at.
+func (s *Store) MarkLaunchDeleted(ctx context.Context, namespace, name, by string, at time.Time) error {
 	err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name = ? AND deleted_at IS NULL", namespace, name).
-		Update("deleted_at", at).Error
+		Updates(map[string]any{"deleted_at": at, "deleted_by": by}).Error
 	if err != nil {
 		return fmt.Errorf("mark launch %s/%s deleted: %w", namespace, name, err)
 	}

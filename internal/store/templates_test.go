@@ -86,7 +86,7 @@ func TestLaunchRecordsAreUniquePerLaunchID(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, StringList{"Job/pytorch-train-abcdefgh12"}, got.Objects)
 	assert.JSONEq(t, `{"gpus":"1"}`, string(got.Parameters))
-	require.NoError(t, s.MarkLaunchDeleted(ctx, "team-vision", got.Name, time.Now()))
+	require.NoError(t, s.MarkLaunchDeleted(ctx, "team-vision", got.Name, "alice", time.Now()))
 	got, err = s.LaunchByID(ctx, "abcdefgh12")
 	require.NoError(t, err)
 	assert.NotNil(t, got.DeletedAt)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
 )
 
 // apiLaunchRequest is the body of POST /api/v1/teams/{team}/jobs.
@@ -20,15 +21,16 @@ type apiLaunchRequest struct {
 	LaunchID string `json:"launchId"`
 }
 
-// apiJob is a job as the API shows it. Phase is creating right after a
-// launch, until the portal's cache has the job; then queued, admitted,
-// running, succeeded, failed or stopped.
+// apiJob is a job as the API shows it. Phase is one of queue.Phase:
+// creating right after a launch, until the portal's cache has the job;
+// then queued, quota reserved, admitted, creating, running, succeeded,
+// failed, preempted, evicted, stopped or deleted.
 type apiJob struct {
 	Name     string            `json:"name"`
 	Team     string            `json:"team"`
 	URL      string            `json:"url"`
 	Kind     string            `json:"kind,omitempty"`
-	Phase    string            `json:"phase,omitempty"`
+	Phase    queue.Phase       `json:"phase,omitempty"`
 	Message  string            `json:"message,omitempty"`
 	Owner    string            `json:"owner,omitempty"`
 	Template string            `json:"template,omitempty"`

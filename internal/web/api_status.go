@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -9,28 +10,83 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
 )
 
-// apiJobStatusBody is GET /api/v1/teams/{team}/jobs/{name}/status.
+// apiJobStatusBody is GET /api/v1/teams/{team}/jobs/{name}/status: the
+// same status the job page's panel shows.
 type apiJobStatusBody struct {
-	Team       string            `json:"team"`
-	Name       string            `json:"name"`
-	Phase      string            `json:"phase"`
-	Timeline   []apiMoment       `json:"timeline"`
-	Pending    *apiPending       `json:"pending,omitempty"`
-	WaitedSec  float64           `json:"waitedSeconds"`
-	TypicalSec float64           `json:"typicalWaitSeconds,omitempty"`
-	Allocation *queue.Allocation `json:"allocation,omitempty"`
-	Eviction   *queue.Eviction   `json:"eviction,omitempty"`
-	Failure    *queue.Failure    `json:"failure,omitempty"`
-	GPU        *apiGPU           `json:"gpu,omitempty"`
-	Cost       *cost.Spend       `json:"cost,omitempty"`
+	Team       string         `json:"team"`
+	Name       string         `json:"name"`
+	Phase      queue.Phase    `json:"phase"`
+	Message    string         `json:"message,omitempty"`
+	Cause      *apiCause      `json:"cause,omitempty"`
+	Timeline   []apiMoment    `json:"timeline"`
+	Pending    *apiPending    `json:"pending,omitempty"`
+	WaitedSec  float64        `json:"waitedSeconds"`
+	TypicalSec float64        `json:"typicalWaitSeconds,omitempty"`
+	Allocation *apiAllocation `json:"allocation,omitempty"`
+	Eviction   *apiEviction   `json:"eviction,omitempty"`
+	Failure    *apiFailure    `json:"failure,omitempty"`
+	GPU        *apiGPU        `json:"gpu,omitempty"`
+	Cost       *cost.Spend    `json:"cost,omitempty"`
+}
+
+// apiCause is why a job ended and what to do next. RelaunchURL opens the
+// launch form pre-filled from the run, with the fix applied.
+type apiCause struct {
+	Kind        queue.CauseKind `json:"kind"`
+	Words       string          `json:"words"`
+	Next        string          `json:"next"`
+	Fix         *apiFix         `json:"fix,omitempty"`
+	LogTail     []string        `json:"logTail,omitempty"`
+	Pod         string          `json:"pod,omitempty"`
+	Container   string          `json:"container,omitempty"`
+	Node        string          `json:"node,omitempty"`
+	Requeued    bool            `json:"requeued"`
+	RelaunchURL string          `json:"relaunchUrl,omitempty"`
+}
+
+type apiFix struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
+	Words string `json:"words"`
+}
+
+type apiAllocation struct {
+	Flavor   string   `json:"flavor"`
+	Resource string   `json:"resource"`
+	Count    int64    `json:"count"`
+	MIG      bool     `json:"mig"`
+	Nodes    []string `json:"nodes"`
+}
+
+type apiEviction struct {
+	At                     time.Time `json:"at"`
+	Preempted              bool      `json:"preempted"`
+	Reason                 string    `json:"reason"`
+	Message                string    `json:"message"`
+	PreemptedBy            string    `json:"preemptedBy,omitempty"`
+	PreemptorTeam          string    `json:"preemptorTeam,omitempty"`
+	PreemptorPriorityClass string    `json:"preemptorPriorityClass,omitempty"`
+	PreemptorPriority      int32     `json:"preemptorPriority,omitempty"`
+	Reclaimed              bool      `json:"reclaimed"`
+	Requeued               bool      `json:"requeued"`
+}
+
+type apiFailure struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	ExitCode  int32  `json:"exitCode"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
+	OOMKilled bool   `json:"oomKilled"`
 }
 
 type apiMoment struct {
-	At     time.Time `json:"at"`
-	Phase  string    `json:"phase"`
-	Detail string    `json:"detail,omitempty"`
+	At     time.Time   `json:"at"`
+	Phase  queue.Phase `json:"phase"`
+	Detail string      `json:"detail,omitempty"`
 }
 
 type apiPending struct {
@@ -54,7 +110,8 @@ type apiGPU struct {
 	Idle        bool    `json:"idle"`
 }
 
-// apiJobStatus is a job's queue, GPU and cost status as JSON.
+// apiJobStatus is a job's status as JSON: phase, cause and next step,
+// queue, GPU and cost.
 func (h *handler) apiJobStatus(c *gin.Context) {
 	_, rec, err := h.jobRecord(c)
 	if err != nil {
@@ -66,9 +123,23 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	c.JSON(http.StatusOK, apiJobStatusOf(rec, q))
+}
+
+func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
 	st := q.Status
-	b := apiJobStatusBody{Team: rec.Team, Name: rec.Name, Phase: st.Phase, WaitedSec: st.Waited.Seconds(),
-		TypicalSec: q.TypicalWait.Seconds(), Eviction: st.Eviction, Failure: st.Failure, Timeline: []apiMoment{}}
+	b := apiJobStatusBody{Team: rec.Team, Name: rec.Name, Phase: st.Phase, Message: st.Message, WaitedSec: st.Waited.Seconds(),
+		TypicalSec: q.TypicalWait.Seconds(), Timeline: []apiMoment{}}
+	if cs := st.Cause; cs != nil {
+		b.Cause = &apiCause{Kind: cs.Kind, Words: cs.Words, Next: cs.Next, LogTail: cs.LogTail, Pod: cs.Pod, Container: cs.Container,
+			Node: cs.Node, Requeued: cs.Requeued}
+		if cs.Fix != nil {
+			b.Cause.Fix = &apiFix{Field: cs.Fix.Field, Value: cs.Fix.Value, Words: cs.Fix.Words}
+		}
+		if v := causeView(rec, cs); v.RelaunchURL != "" {
+			b.Cause.RelaunchURL = v.RelaunchURL
+		}
+	}
 	for _, m := range st.Timeline {
 		b.Timeline = append(b.Timeline, apiMoment{At: m.At, Phase: m.Phase, Detail: m.Detail})
 	}
@@ -77,14 +148,21 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 			TeamUsed: p.TeamUsed, TeamNominal: p.TeamNominal, CohortLendable: p.CohortLendable,
 			PositionLocal: p.PositionLocal, PositionCluster: p.PositionCluster}
 	}
-	if st.Allocation.Flavor != "" {
-		a := st.Allocation
-		b.Allocation = &a
+	if a := st.Allocation; a.Flavor != "" {
+		b.Allocation = &apiAllocation{Flavor: a.Flavor, Resource: a.Resource, Count: a.Count, MIG: a.MIG, Nodes: a.Nodes}
+	}
+	if e := st.Eviction; e != nil {
+		b.Eviction = &apiEviction{At: e.At, Preempted: e.Preempted, Reason: e.Reason, Message: e.Message, PreemptedBy: e.PreemptedBy,
+			PreemptorTeam: e.PreemptorTeam, PreemptorPriorityClass: e.PreemptorPriorityClass, PreemptorPriority: e.PreemptorPriority,
+			Reclaimed: e.Reclaimed, Requeued: e.Requeued}
+	}
+	if f := st.Failure; f != nil {
+		b.Failure = &apiFailure{Pod: f.Pod, Container: f.Container, ExitCode: f.ExitCode, Reason: f.Reason, Message: f.Message, OOMKilled: f.OOMKilled}
 	}
 	if u := q.GPU; u != nil {
 		b.GPU = &apiGPU{HasData: u.HasData, Utilization: u.Utilization, MemoryMiB: u.MemoryMiB, PowerWatts: u.PowerWatts, Idle: u.Idle}
 	}
-	rows := q.Runs
+	rows := slices.Clone(q.Runs)
 	if q.Ongoing != nil {
 		rows = append(rows, *q.Ongoing)
 	}
@@ -92,7 +170,7 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 		s := cost.Summarize(rows, time.Time{}, time.Time{}, 0).Spend
 		b.Cost = &s
 	}
-	c.JSON(http.StatusOK, b)
+	return b
 }
 
 // apiTeamStatus is the team page as JSON.

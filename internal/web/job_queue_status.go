@@ -2,18 +2,18 @@ package web
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	corev1 "k8s.io/api/core/v1"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -34,21 +34,9 @@ type jobQueue struct {
 	Now time.Time
 }
 
-// jobQueueStatus serves the job status component, for the refresh script
-// and for links from the job page.
-func (h *handler) jobQueueStatus(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	q, err := h.jobQueueOf(c.Request.Context(), rec)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.render(c, http.StatusOK, views.JobQueueStatusFragment(jobQueueProps(q)))
-}
+// jobQueueStatus serves the job's status panel at the address the
+// separate queue panel had before the page had one panel, for old links.
+func (h *handler) jobQueueStatus(c *gin.Context) { h.jobStatusFragment(c) }
 
 // jobQueueOf reads a job's queue, GPU and cost status.
 func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, error) {
@@ -59,28 +47,33 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, e
 	if err != nil {
 		return jobQueue{}, err
 	}
-	var wls []*kueue.Workload
+	in := queue.StatusInput{Pods: pods, Now: now}
 	if kind == catalog.KindTraining {
-		if wls, err = h.Status.Jobs.WorkloadsOwnedBy(ns, "Job", rec.Name); err != nil {
+		if in.Workloads, err = h.Status.Jobs.WorkloadsOwnedBy(ns, "Job", rec.Name); err != nil {
 			return jobQueue{}, err
 		}
-	} else {
-		for _, p := range pods {
-			owned, err := h.Status.Jobs.WorkloadsOwnedBy(ns, "Pod", p.Name)
-			if err != nil {
-				return jobQueue{}, err
-			}
-			wls = append(wls, owned...)
+		job, err := h.Status.Jobs.Job(ns, rec.Name)
+		switch {
+		case err == nil:
+			in.Job = job
+		case !errors.Is(err, kube.ErrNotFound):
+			return jobQueue{}, err
 		}
+	} else if in.Workloads, err = launch.PodWorkloads(h.Status.Jobs, ns, pods); err != nil {
+		return jobQueue{}, err
 	}
-	stopped := false
 	if kind == catalog.KindNotebook && h.Jobs != nil {
-		if st, err := h.Jobs.Status(rec.Team, rec.Name, kind); err == nil && st.Phase == launch.PhaseStopped {
-			stopped = true
+		if st, err := h.Jobs.Status(rec.Team, rec.Name, kind); err == nil && st.Phase == queue.PhaseStopped {
+			in.Stopped = true
 		}
 	}
+	wls := in.Workloads
 	q := jobQueue{Team: rec.Team, Name: rec.Name, Now: now}
-	q.Status = h.Status.Reader.JobStatus(ctx, queue.StatusInput{Workloads: wls, Pods: pods, Stopped: stopped, Now: now})
+	q.Status = h.Status.Reader.JobStatus(ctx, in)
+	if c := deletion(rec); c != nil {
+		q.Status.Phase, q.Status.Message, q.Status.Cause, q.Status.Pending = queue.PhaseDeleted, "", c, nil
+		q.Status.EndedAt = *rec.DeletedAt
+	}
 
 	if q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name); err != nil {
 		return jobQueue{}, err
@@ -152,9 +145,10 @@ func percentile(values []float64, p float64) float64 {
 	return v[lo] + (v[lo+1]-v[lo])*(pos-float64(lo))
 }
 
-func jobQueueProps(q jobQueue) views.JobQueueStatus {
+// jobQueueProps is the status panel's queue, GPU and cost part.
+func jobQueueProps(q jobQueue) views.JobStatusPanel {
 	st := q.Status
-	p := views.JobQueueStatus{URL: jobURL(q.Team, q.Name) + "/queue", Phase: st.Phase}
+	p := views.JobStatusPanel{URL: jobURL(q.Team, q.Name) + "/status", Phase: string(st.Phase)}
 	if st.Waited > 0 {
 		p.Waited = wait(st.Waited)
 	}
@@ -168,7 +162,7 @@ func jobQueueProps(q jobQueue) views.JobQueueStatus {
 		}
 	}
 	for _, m := range st.Timeline {
-		p.Timeline = append(p.Timeline, views.TimelineRow{At: stamp(m.At), Phase: m.Phase, Detail: m.Detail})
+		p.Timeline = append(p.Timeline, views.TimelineRow{At: stamp(m.At), Phase: string(m.Phase), Detail: m.Detail})
 	}
 	if a := st.Allocation; a.Flavor != "" {
 		p.Allocation = allocationWords(a)

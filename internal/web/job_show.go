@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -15,13 +17,10 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
-
-// phaseCreating is the phase of a job whose objects the cluster accepted
-// but the informer cache has not seen yet.
-const phaseCreating = "creating"
 
 // creatingGrace is how long after its launch a job missing from the cache
 // counts as being created. Informers see new objects within a second or
@@ -32,18 +31,45 @@ const creatingGrace = 2 * time.Minute
 // jobStatusOf reads a job's status from the cache. Right after a launch the
 // cache may not have seen the new objects yet: the launch record (written
 // only after the cluster accepted them) then stands in, as being created.
+// A job deleted through the portal stays deleted, even while its objects
+// are still going away.
 func (h *handler) jobStatusOf(rec store.Launch) (launch.Status, error) {
 	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
-	if !errors.Is(err, kube.ErrNotFound) || rec.DeletedAt != nil || h.Now().Sub(rec.CreatedAt) >= creatingGrace {
+	switch {
+	case rec.DeletedAt != nil && (err == nil || errors.Is(err, kube.ErrNotFound)):
+		return deletedStatus(rec, st), nil
+	case !errors.Is(err, kube.ErrNotFound) || h.Now().Sub(rec.CreatedAt) >= creatingGrace:
 		return st, err
 	}
 	return creatingStatus(rec), nil
 }
 
+// deletedStatus is a job deleted through the portal: its launch record
+// and, while they go away, its remaining pods.
+func deletedStatus(rec store.Launch, st launch.Status) launch.Status {
+	pods := st.Pods
+	st = creatingStatus(rec)
+	st.Phase, st.Message, st.Replicas, st.Pods = queue.PhaseDeleted, "", 0, pods
+	return st
+}
+
+// deletion is who deleted the job and when; nil if it was not deleted
+// through the portal.
+func deletion(rec store.Launch) *queue.Cause {
+	if rec.DeletedAt == nil {
+		return nil
+	}
+	by := ""
+	if rec.DeletedBy != nil {
+		by = *rec.DeletedBy
+	}
+	return queue.DeletedCause(by, *rec.DeletedAt)
+}
+
 // creatingStatus is what the launch record says of a job being created.
 func creatingStatus(rec store.Launch) launch.Status {
 	st := launch.Status{Name: rec.Name, Namespace: rec.Namespace, Team: rec.Team, Owner: rec.Owner, Template: rec.Template,
-		Version: strconv.Itoa(rec.TemplateVersion), Kind: catalog.Kind(rec.Kind), Phase: phaseCreating,
+		Version: strconv.Itoa(rec.TemplateVersion), Kind: catalog.Kind(rec.Kind), Phase: queue.PhaseCreating,
 		Message: "Kubernetes accepted the job moments ago; its status appears here in a few seconds.", Replicas: 1}
 	var params map[string]string
 	_ = json.Unmarshal(rec.Parameters, &params)
@@ -67,7 +93,7 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 	return rec, st, err
 }
 
-// jobShow is a job's page: status from the cluster cache, how to reach it,
+// jobShow is a job's page: its one status panel, how to reach it,
 // actions, parameters and the rendered manifest.
 func (h *handler) jobShow(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
@@ -75,43 +101,85 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	p := h.jobProps(c, rec, st)
-	if h.Status != nil {
-		q, err := h.jobQueueOf(c.Request.Context(), rec)
-		if err != nil {
-			h.fail(c, err)
-			return
-		}
-		qp := jobQueueProps(q)
-		p.Queue = &qp
+	panel, err := h.jobPanel(c.Request.Context(), rec, st)
+	if err != nil {
+		h.fail(c, err)
+		return
 	}
-	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
+	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), h.jobProps(c, rec, st, panel)))
 }
 
-// jobStatusFragment is the status part of the job page, for the refresh script.
+// jobStatusFragment is the job's status panel alone, for the refresh script.
 func (h *handler) jobStatusFragment(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, views.JobStatusFragment(jobStatusProps(rec, st)))
-}
-
-func jobStatusProps(rec store.Launch, st launch.Status) views.JobStatus {
-	s := views.JobStatus{Phase: st.Phase, Message: st.Message, Replicas: st.Replicas, ReadyReplicas: st.ReadyReplicas,
-		URL: jobURL(rec.Team, rec.Name) + "/status"}
-	for _, p := range st.Pods {
-		s.Pods = append(s.Pods, views.JobPod{Name: p.Name, Phase: p.Phase, Node: p.Node, Pool: p.Pool})
+	panel, err := h.jobPanel(c.Request.Context(), rec, st)
+	if err != nil {
+		h.fail(c, err)
+		return
 	}
-	return s
+	h.render(c, http.StatusOK, views.JobStatusFragment(panel))
 }
 
-func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status) views.JobProps {
+// jobPanel is the job's one status panel: the phase and pods from the job
+// cache, and, with the status service, why it waits or ended, what it was
+// given, its GPU use and cost. Both read the phase from queue.PhaseOf.
+func (h *handler) jobPanel(ctx context.Context, rec store.Launch, st launch.Status) (views.JobStatusPanel, error) {
+	p := views.JobStatusPanel{URL: jobURL(rec.Team, rec.Name) + "/status"}
+	if h.Status != nil && st.Phase != queue.PhaseCreating {
+		q, err := h.jobQueueOf(ctx, rec)
+		if err != nil {
+			return p, err
+		}
+		p = jobQueueProps(q)
+		p.Cause = causeView(rec, q.Status.Cause)
+	} else {
+		p.Phase = string(st.Phase)
+	}
+	p.Message = st.Message
+	p.Replicas, p.ReadyReplicas = st.Replicas, st.ReadyReplicas
+	for _, pod := range st.Pods {
+		p.Pods = append(p.Pods, views.JobPod{Name: pod.Name, Phase: pod.Phase, Node: pod.Node, Pool: pod.Pool})
+	}
+	return p, nil
+}
+
+// causeView puts a cause on the page, with the relaunch link that carries
+// its fix.
+func causeView(rec store.Launch, c *queue.Cause) *views.CauseView {
+	if c == nil {
+		return nil
+	}
+	v := &views.CauseView{Kind: string(c.Kind), Words: c.Words, Next: c.Next, LogTail: c.LogTail}
+	if c.Fix != nil {
+		v.Fix = c.Fix.Words
+	}
+	if !c.Requeued {
+		v.RelaunchURL = relaunchURL(rec, c.Fix)
+	}
+	return v
+}
+
+// relaunchURL opens the launch form pre-filled from the launch record of
+// rec, with the fix's field set to its new value.
+func relaunchURL(rec store.Launch, fix *queue.Fix) string {
+	q := url.Values{}
+	q.Set("team", rec.Team)
+	q.Set(relaunchParam, rec.Name)
+	if fix != nil {
+		q.Set(fix.Field, fix.Value)
+	}
+	return "/launch/" + url.PathEscape(rec.Template) + "?" + q.Encode()
+}
+
+func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, panel views.JobStatusPanel) views.JobProps {
 	base := jobURL(rec.Team, rec.Name)
 	p := views.JobProps{
 		Team: rec.Team, Name: rec.Name, Kind: rec.Kind, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion,
-		Pool: st.Pool, Namespace: rec.Namespace, Status: jobStatusProps(rec, st), Manifest: rec.Manifest,
+		Pool: st.Pool, Namespace: rec.Namespace, Status: panel, Manifest: rec.Manifest,
 	}
 	var params map[string]string
 	if err := json.Unmarshal(rec.Parameters, &params); err == nil {
@@ -131,13 +199,15 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status) v
 			}
 		}
 	}
-	if kind == catalog.KindNotebook {
-		if st.Phase == launch.PhaseStopped {
+	if kind == catalog.KindNotebook && st.Phase != queue.PhaseDeleted {
+		if st.Phase == queue.PhaseStopped {
 			p.Actions = append(p.Actions, views.JobAction{Label: "Resume", URL: base + "/resume", TestID: "resume"})
 		} else {
 			p.Actions = append(p.Actions, views.JobAction{Label: "Stop (keeps the workspace)", URL: base + "/stop", TestID: "stop"})
 		}
 	}
-	p.Actions = append(p.Actions, views.JobAction{Label: "Delete", URL: base + "/delete", TestID: "delete", Danger: true})
+	if st.Phase != queue.PhaseDeleted {
+		p.Actions = append(p.Actions, views.JobAction{Label: "Delete", URL: base + "/delete", TestID: "delete", Danger: true})
+	}
 	return p
 }

@@ -40,10 +40,15 @@ type jobPages struct {
 
 func newJobPages(t *testing.T) *jobPages {
 	t.Helper()
+	// No quota: a Job created here stays queued.
+	return newJobPagesFor(t, stacktest.TeamSpec{})
+}
+
+func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec) *jobPages {
+	t.Helper()
 	ctx := context.Background()
 	env := stacktest.Stack(t)
-	// No quota: a Job created here stays queued.
-	team := env.Team(t, stacktest.TeamSpec{})
+	team := env.Team(t, spec)
 	db, err := store.Open(ctx, stacktest.Postgres(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
@@ -74,6 +79,7 @@ func newJobPages(t *testing.T) *jobPages {
 	engine.GET("/teams/:team/jobs/:name", h.jobShow)
 	engine.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
 	engine.GET("/api/v1/teams/:team/jobs/:name", h.apiJobGet)
+	engine.GET("/api/v1/teams/:team/jobs/:name/status", h.apiJobStatus)
 	return &jobPages{env: env, db: db, team: team.Name, engine: engine}
 }
 
@@ -126,14 +132,14 @@ func TestJustLaunchedJobIsShownAsBeingCreatedUntilTheCacheSeesIt(t *testing.T) {
 	assert.Contains(t, params, "gpus")
 	assert.Contains(t, params, "16Gi")
 	assert.Equal(t, jobPath+"/status", doc.Find(`[data-testid="job-status"]`).AttrOr("data-refresh-url", ""), "the refresh script picks up the real status")
-	assert.Equal(t, jobPath+"/queue", doc.Find(`[data-testid="queue-status"]`).AttrOr("data-refresh-url", ""))
+	assert.Equal(t, 1, doc.Find(`[data-testid="job-phase"]`).Length(), "one status panel, one phase")
 	assert.Equal(t, 1, doc.Find(`[data-testid="delete"]`).Length(), "it can be deleted at once")
 
 	code, body := p.get(t, "/api/v1"+jobPath)
 	require.Equal(t, http.StatusOK, code, body)
 	var job apiJob
 	require.NoError(t, json.Unmarshal([]byte(body), &job))
-	assert.Equal(t, "creating", job.Phase)
+	assert.Equal(t, queue.PhaseCreating, job.Phase)
 	assert.Equal(t, "pytorch-train", job.Template)
 	assert.Equal(t, 3, job.Version)
 	assert.Equal(t, map[string]string{"gpus": "2", "memory": "16Gi"}, job.Params)
@@ -155,13 +161,10 @@ func TestJustLaunchedJobIsShownAsBeingCreatedUntilTheCacheSeesIt(t *testing.T) {
 func TestJobWithoutObjectsInTheCacheIsNotFoundUnlessJustLaunched(t *testing.T) {
 	p := newJobPages(t)
 	p.record(t, "pytorch-train-old0000001", time.Now().Add(-time.Hour))
-	p.record(t, "pytorch-train-gone000001", time.Now())
-	require.NoError(t, p.db.MarkLaunchDeleted(context.Background(), "team-"+p.team, "pytorch-train-gone000001", time.Now()))
 
 	cases := map[string]struct{ name string }{
-		"no launch record and nothing in the cluster":     {name: "pytorch-train-none000001"},
-		"launched an hour ago, objects gone since":        {name: "pytorch-train-old0000001"},
-		"launched moments ago and deleted through Gantry": {name: "pytorch-train-gone000001"},
+		"no launch record and nothing in the cluster": {name: "pytorch-train-none000001"},
+		"launched an hour ago, objects gone since":    {name: "pytorch-train-old0000001"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -172,4 +175,85 @@ func TestJobWithoutObjectsInTheCacheIsNotFoundUnlessJustLaunched(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job deleted through Gantry keeps its page: deleted, by whom and when,
+// with Relaunch (it used to answer 404, leaving the team to guess).
+func TestJobDeletedThroughGantrySaysWhoDeletedIt(t *testing.T) {
+	p := newJobPages(t)
+	name := "pytorch-train-gone000001"
+	p.record(t, name, time.Now())
+	at := time.Date(2026, 3, 4, 10, 30, 0, 0, time.UTC)
+	require.NoError(t, p.db.MarkLaunchDeleted(context.Background(), "team-"+p.team, name, "bob", at))
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+
+	for _, path := range []string{jobPath, jobPath + "/status"} {
+		code, doc := p.page(t, path)
+		require.Equal(t, http.StatusOK, code, path)
+		assert.Equal(t, "deleted", testIDText(doc, "job-phase"), path)
+		assert.Equal(t, "It was deleted by bob at 2026-03-04 10:30 UTC.", testIDText(doc, "cause-words"), path)
+		assert.Equal(t, "Relaunch it if it was deleted by mistake; its cost so far stays in the ledger.", testIDText(doc, "cause-next"), path)
+		assert.Equal(t, "/launch/pytorch-train?relaunch="+name+"&team="+p.team, doc.Find(`[data-testid="relaunch"]`).AttrOr("href", ""), path)
+	}
+	_, doc := p.page(t, jobPath)
+	assert.Equal(t, 0, doc.Find(`[data-testid="delete"]`).Length(), "nothing left to delete")
+
+	code, body := p.get(t, "/api/v1"+jobPath+"/status")
+	require.Equal(t, http.StatusOK, code, body)
+	var st apiJobStatusBody
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	assert.Equal(t, queue.PhaseDeleted, st.Phase)
+	require.NotNil(t, st.Cause, body)
+	assert.Equal(t, queue.CauseDeleted, st.Cause.Kind)
+	assert.Equal(t, "It was deleted by bob at 2026-03-04 10:30 UTC.", st.Cause.Words)
+	code, body = p.get(t, "/api/v1"+jobPath)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"phase":"deleted"`)
+}
+
+// An out-of-memory ending reads the same on the page and in the API: the
+// limit it hit, what to do, and Relaunch carrying twice the memory.
+func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
+	const pool = "h100-sxm-ib-training"
+	p := newJobPagesFor(t, stacktest.TeamSpec{Quotas: map[string]corev1.ResourceList{
+		pool: {"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi")},
+	}})
+	name := "pytorch-train-oom0000001"
+	p.record(t, name, time.Now())
+	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
+	job.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
+	job.Spec.Template.Spec.NodeSelector = map[string]string{"gantry.dev/pool": pool}
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "1s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled"}
+	job.Spec.BackoffLimit = new(int32(0))
+	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+
+	var doc *goquery.Document
+	require.Eventually(t, func() bool {
+		var code int
+		code, doc = p.page(t, jobPath)
+		return code == http.StatusOK && testIDText(doc, "job-phase") == "failed" && testIDText(doc, "cause-words") != ""
+	}, time.Minute, 250*time.Millisecond, "the job fails out of memory")
+	assert.Equal(t, 1, doc.Find(`[data-testid="job-phase"]`).Length(), "one status panel")
+	words := testIDText(doc, "cause-words")
+	assert.Regexp(t, `^Container main of pod `+name+`-\w+ ran out of memory: it reached its 1Gi limit and was killed\.$`, words)
+	assert.Equal(t, "Relaunch it with more memory (2Gi), or use a smaller batch.", testIDText(doc, "cause-next"))
+	assert.Equal(t, "with memory 1Gi → 2Gi", testIDText(doc, "cause-fix"))
+	assert.Equal(t, "/launch/pytorch-train?memory=2Gi&relaunch="+name+"&team="+p.team, doc.Find(`[data-testid="relaunch"]`).AttrOr("href", ""))
+	assert.Equal(t, "137", testIDText(doc, "exit-code"))
+
+	code, body := p.get(t, "/api/v1"+jobPath+"/status")
+	require.Equal(t, http.StatusOK, code, body)
+	var st apiJobStatusBody
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	assert.Equal(t, queue.PhaseFailed, st.Phase)
+	require.NotNil(t, st.Cause, body)
+	assert.Equal(t, queue.CauseOutOfMemory, st.Cause.Kind)
+	assert.Equal(t, words, st.Cause.Words, "the page and the API say the same")
+	assert.Equal(t, &apiFix{Field: "memory", Value: "2Gi", Words: "memory 1Gi → 2Gi"}, st.Cause.Fix)
+	assert.Contains(t, body, `"relaunchUrl":"/launch/pytorch-train?memory=2Gi\u0026relaunch=`+name)
+	assert.Contains(t, body, `"oomKilled":true`, "camelCase JSON")
+	assert.Contains(t, body, `"allocation":{"flavor":"`+pool+`"`)
 }

@@ -61,7 +61,7 @@ func (h *handler) jobsList(c *gin.Context) {
 		p.Total, p.Page, p.Pages = jp.Total, jp.Page, jp.Pages
 		for _, s := range jp.Statuses {
 			p.Jobs = append(p.Jobs, views.JobRow{Team: s.Team, Name: s.Name, Kind: string(s.Kind), Owner: s.Owner, Template: s.Template,
-				Phase: s.Phase, Pool: s.Pool, URL: jobURL(s.Team, s.Name)})
+				Phase: string(s.Phase), Pool: s.Pool, URL: jobURL(s.Team, s.Name)})
 		}
 	}
 	if p.Page > 1 {

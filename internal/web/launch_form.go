@@ -14,6 +14,9 @@ import (
 )
 
 // launchForm shows the form generated from a template, with a fresh launch id.
+// relaunchParam names the job whose launch the form is pre-filled from.
+const relaunchParam = "relaunch"
+
 func (h *handler) launchForm(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	t, err := h.Launcher.Template(c.Request.Context(), c.Param("template"), 0)

@@ -225,6 +225,6 @@ func BenchmarkJobStatus10k(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		return views.JobQueueStatusFragment(jobQueueProps(q)).Render(context.Background(), io.Discard)
+		return views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), io.Discard)
 	})
 }

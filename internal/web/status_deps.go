@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -30,6 +31,7 @@ type StatusDeps struct {
 
 // StatusWorkloads is the part of the job cache the status pages read.
 type StatusWorkloads interface {
+	Job(namespace, name string) (*batchv1.Job, error)
 	WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error)
 	Pods(namespace, instance string) ([]*corev1.Pod, error)
 	NamespaceWorkloads(namespace string) ([]*kueue.Workload, error)
