@@ -50,6 +50,10 @@ type LaunchFormProps struct {
 	Error string
 	// TeamError is a problem with the chosen team.
 	TeamError string
+	// RelaunchOf names the run the form is pre-filled from; Changes says
+	// what differs from it ("memory 1Gi → 2Gi"), the suggested fix.
+	RelaunchOf string
+	Changes    []string
 }
 
 // JobPod is one pod of a job.

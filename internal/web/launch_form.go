@@ -1,8 +1,11 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -28,8 +31,48 @@ func (h *handler) launchForm(c *gin.Context) {
 	if team == "" && len(u.Teams) > 0 {
 		team = u.Teams[0].Team
 	}
-	h.render(c, http.StatusOK, views.LaunchFormPage(h.nav(c, "launch"),
-		launchFormProps(u, t, team, launch.NewLaunchID(), t.Defaults(), nil)))
+	values := t.Defaults()
+	var from string
+	var changes []string
+	if name := c.Query(relaunchParam); name != "" {
+		if values, changes, err = h.relaunchValues(c, t, team, name); err != nil {
+			h.fail(c, err)
+			return
+		}
+		from = name
+	}
+	p := launchFormProps(u, t, team, launch.NewLaunchID(), values, nil)
+	p.RelaunchOf, p.Changes = from, changes
+	h.render(c, http.StatusOK, views.LaunchFormPage(h.nav(c, "launch"), p))
+}
+
+// relaunchValues are the form's values to launch the job name of team
+// again: the template's defaults, then the run's own parameters, then the
+// suggested fix the relaunch link carries as a query value named after its
+// field. changes says in words what differs from the run.
+func (h *handler) relaunchValues(c *gin.Context, t catalog.Template, team, name string) (map[string]string, []string, error) {
+	u, _ := auth.CurrentUser(c)
+	if !canSeeTeam(u, team) {
+		return nil, nil, errNotYourTeam
+	}
+	rec, err := h.Jobs.Record(c.Request.Context(), team, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relaunch %s/%s: %w", team, name, err)
+	}
+	values := t.Defaults()
+	var ran map[string]string
+	if err := json.Unmarshal(rec.Parameters, &ran); err != nil {
+		return nil, nil, fmt.Errorf("relaunch %s/%s: parameters: %w", team, name, err)
+	}
+	maps.Copy(values, ran)
+	var changes []string
+	for _, field := range slices.Sorted(maps.Keys(values)) {
+		if v, ok := c.GetQuery(field); ok && field != catalog.FieldTeam && v != values[field] {
+			changes = append(changes, fmt.Sprintf("%s %s → %s", field, values[field], v))
+			values[field] = v
+		}
+	}
+	return values, changes, nil
 }
 
 // launchFormProps builds the form: one input per parameter the template
