@@ -114,6 +114,8 @@ type matrixRoute struct {
 	// foreign is what a non-member gets on a member route; empty means 404
 	// (another team's things are hidden). Launching is refused instead.
 	foreign answer
+	// browserOnly: an API token is refused (403); only the session may.
+	browserOnly bool
 }
 
 // expectations covers every route of the router; a route missing here fails
@@ -182,6 +184,12 @@ var expectations = map[string]matrixRoute{
 	"POST /admin/allowlist":                     {access: adminsOnly, form: url.Values{"registries": {""}}},
 	"GET /api/v1/me":                            {access: signedIn},
 	"GET /api/v1/templates":                     {access: signedIn},
+	"GET /api/v1/tokens":                        {access: signedIn},
+	"POST /api/v1/tokens":                       {access: signedIn, json: `{"name":""}`, browserOnly: true},
+	"POST /api/v1/tokens/:id/revoke":            {access: signedIn, absent: true},
+	"GET /api/v1/admin/tokens":                  {access: adminsOnly},
+	"POST /api/v1/admin/tokens/:id/revoke":      {access: adminsOnly, absent: true},
+	"GET /api/v1/teams/:team/jobs":              {access: member},
 	"POST /api/v1/teams/:team/jobs":             {access: member, foreign: refused, json: `{"template":"pytorch-train","parameters":{"gpus":"99"}}`},
 	"GET /api/v1/teams/:team/jobs/:name":        {access: member},
 	"DELETE /api/v1/teams/:team/jobs/:name":     {access: member},
@@ -265,6 +273,8 @@ func (r matrixRoute) want(p person, team, method string, by via) answer {
 		return toSignIn
 	case by == token && p.team == "" && !p.admin:
 		return toSignIn // a token stops working when its owner is in no team and not an admin
+	case by == token && r.browserOnly:
+		return refused
 	}
 	switch r.access {
 	case adminsOnly:

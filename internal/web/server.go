@@ -240,6 +240,11 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	r.GET("/api/v1/openapi.json", h.apiOpenAPI)
 	api := r.Group("/api/v1", h.apiMiddleware()...)
 	api.GET("/me", h.apiMe)
+	api.GET("/tokens", h.apiTokensList)
+	api.POST("/tokens", h.apiTokensCreate)
+	api.POST("/tokens/:id/revoke", h.apiTokensRevoke)
+	api.GET("/admin/tokens", h.adminOnly, h.apiTokensAdminList)
+	api.POST("/admin/tokens/:id/revoke", h.adminOnly, h.apiTokensAdminRevoke)
 	if d.Quota != nil {
 		api.GET("/quota-requests", h.apiQuotaRequestsList)
 		api.POST("/teams/:team/quota-requests", h.apiQuotaRequestsCreate)
@@ -271,6 +276,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	}
 	if d.Launcher != nil && d.Jobs != nil {
 		api.GET("/templates", h.apiTemplates)
+		api.GET("/teams/:team/jobs", h.apiJobsList)
 		api.POST("/teams/:team/jobs", h.apiJobCreate)
 		api.GET("/teams/:team/jobs/:name", h.apiJobGet)
 		api.DELETE("/teams/:team/jobs/:name", h.apiJobDelete)

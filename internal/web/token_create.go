@@ -33,26 +33,34 @@ func parseTokenForm(c *gin.Context) (tokenRequest, views.TokenForm) {
 		ExpiresInDays: strings.TrimSpace(c.PostForm(views.FieldTokenExpiresIn)),
 		ReadOnly:      c.PostForm(views.FieldTokenReadOnly) == "true",
 		MaxDays:       maxTokenDays,
-		Errors:        map[string]string{},
 	}
-	req := tokenRequest{Name: form.Name, ReadOnly: form.ReadOnly}
-	switch n := utf8.RuneCountInString(form.Name); {
+	req, errs := checkTokenRequest(form.Name, form.ExpiresInDays, form.ReadOnly)
+	form.Errors = errs
+	return req, form
+}
+
+// checkTokenRequest validates a token's name and life in days (as typed),
+// for the form and the API alike; the errors are keyed by the form's fields.
+func checkTokenRequest(name, daysText string, readOnly bool) (tokenRequest, map[string]string) {
+	errs := map[string]string{}
+	req := tokenRequest{Name: name, ReadOnly: readOnly}
+	switch n := utf8.RuneCountInString(name); {
 	case n == 0:
-		form.Errors[views.FieldTokenName] = "Give the token a name, for example the script or CI job that uses it."
+		errs[views.FieldTokenName] = "Give the token a name, for example the script or CI job that uses it."
 	case n > 64:
-		form.Errors[views.FieldTokenName] = "The name is too long: use at most 64 characters."
+		errs[views.FieldTokenName] = "The name is too long: use at most 64 characters."
 	}
-	days, err := strconv.Atoi(form.ExpiresInDays)
+	days, err := strconv.Atoi(daysText)
 	switch {
 	case err != nil:
-		form.Errors[views.FieldTokenExpiresIn] = "Enter the number of days the token stays valid, for example 30."
+		errs[views.FieldTokenExpiresIn] = "Enter the number of days the token stays valid, for example 30."
 	case days < 1:
-		form.Errors[views.FieldTokenExpiresIn] = fmt.Sprintf("A token must be valid for at least 1 day and at most %d.", maxTokenDays)
+		errs[views.FieldTokenExpiresIn] = fmt.Sprintf("A token must be valid for at least 1 day and at most %d.", maxTokenDays)
 	case days > maxTokenDays:
-		form.Errors[views.FieldTokenExpiresIn] = fmt.Sprintf("A token can live at most %d days, so that a leaked one stops working on its own; make a new one when it expires.", maxTokenDays)
+		errs[views.FieldTokenExpiresIn] = fmt.Sprintf("A token can live at most %d days, so that a leaked one stops working on its own; make a new one when it expires.", maxTokenDays)
 	}
 	req.Days = days
-	return req, form
+	return req, errs
 }
 
 // tokenCreate makes a personal API token and shows its secret once.
@@ -64,10 +72,23 @@ func (h *handler) tokenCreate(c *gin.Context) {
 		h.renderProfile(c, http.StatusUnprocessableEntity, form)
 		return
 	}
-	secret, err := auth.GenerateToken()
+	tok, secret, err := h.issueToken(c, u, req)
 	if err != nil {
 		h.fail(c, err)
 		return
+	}
+	h.Sessions.Put(ctx, keyNewToken, secret)
+	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Token %q created. Copy it now: it will not be shown again.", tok.Name))
+	redirectSeeOther(c, "/profile")
+}
+
+// issueToken makes a personal API token for u and records it in the audit
+// log; the secret is returned this once and never stored.
+func (h *handler) issueToken(c *gin.Context, u *auth.User, req tokenRequest) (store.APIToken, string, error) {
+	ctx := c.Request.Context()
+	secret, err := auth.GenerateToken()
+	if err != nil {
+		return store.APIToken{}, "", err
 	}
 	now := h.Now().UTC()
 	tok, err := h.Store.CreateAPIToken(ctx, store.APIToken{
@@ -81,8 +102,7 @@ func (h *handler) tokenCreate(c *gin.Context) {
 		ReadOnly:  req.ReadOnly,
 	})
 	if err != nil {
-		h.fail(c, err)
-		return
+		return store.APIToken{}, "", err
 	}
 	if err := h.Audit.Record(ctx, audit.Event{
 		Actor:  u.Username,
@@ -92,10 +112,7 @@ func (h *handler) tokenCreate(c *gin.Context) {
 		IP:     c.ClientIP(),
 		Via:    u.Via(),
 	}); err != nil {
-		h.fail(c, err)
-		return
+		return store.APIToken{}, "", err
 	}
-	h.Sessions.Put(ctx, keyNewToken, secret.Secret)
-	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Token %q created. Copy it now: it will not be shown again.", tok.Name))
-	redirectSeeOther(c, "/profile")
+	return tok, secret.Secret, nil
 }
