@@ -113,12 +113,12 @@ type apiGPU struct {
 // apiJobStatus is a job's status as JSON: phase, cause and next step,
 // queue, GPU and cost.
 func (h *handler) apiJobStatus(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
+	u, rec, err := h.jobRecord(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	q, err := h.jobQueueOf(c.Request.Context(), rec)
+	q, err := h.jobQueueOf(c.Request.Context(), rec, h.failureLogTail(u))
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -38,8 +38,9 @@ type jobQueue struct {
 // separate queue panel had before the page had one panel, for old links.
 func (h *handler) jobQueueStatus(c *gin.Context) { h.jobStatusFragment(c) }
 
-// jobQueueOf reads a job's queue, GPU and cost status.
-func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, error) {
+// jobQueueOf reads a job's status: phase and cause, queue, GPUs and cost.
+// logs reads a failed container's last lines; nil leaves them out.
+func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.LastLogLines) (jobQueue, error) {
 	now := h.Now()
 	ns := rec.Namespace
 	kind := catalog.Kind(rec.Kind)
@@ -47,7 +48,7 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch) (jobQueue, e
 	if err != nil {
 		return jobQueue{}, err
 	}
-	in := queue.StatusInput{Pods: pods, Now: now}
+	in := queue.StatusInput{Pods: pods, Now: now, Logs: logs}
 	if kind == catalog.KindTraining {
 		if in.Workloads, err = h.Status.Jobs.WorkloadsOwnedBy(ns, "Job", rec.Name); err != nil {
 			return jobQueue{}, err

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
@@ -101,7 +101,7 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	panel, err := h.jobPanel(c.Request.Context(), rec, st)
+	panel, err := h.jobPanel(c, rec, st)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -116,7 +116,7 @@ func (h *handler) jobStatusFragment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	panel, err := h.jobPanel(c.Request.Context(), rec, st)
+	panel, err := h.jobPanel(c, rec, st)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -127,10 +127,11 @@ func (h *handler) jobStatusFragment(c *gin.Context) {
 // jobPanel is the job's one status panel: the phase and pods from the job
 // cache, and, with the status service, why it waits or ended, what it was
 // given, its GPU use and cost. Both read the phase from queue.PhaseOf.
-func (h *handler) jobPanel(ctx context.Context, rec store.Launch, st launch.Status) (views.JobStatusPanel, error) {
+func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (views.JobStatusPanel, error) {
 	p := views.JobStatusPanel{URL: jobURL(rec.Team, rec.Name) + "/status"}
 	if h.Status != nil && st.Phase != queue.PhaseCreating {
-		q, err := h.jobQueueOf(ctx, rec)
+		u, _ := auth.CurrentUser(c)
+		q, err := h.jobQueueOf(c.Request.Context(), rec, h.failureLogTail(u))
 		if err != nil {
 			return p, err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/queue"
@@ -69,12 +70,14 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec) *jobPages {
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
 		Jobs:      launch.Reader{Templates: db, Records: db, Jobs: jobs},
 		Status:    &StatusDeps{Reader: queue.StatusReader{Queues: queues, Workloads: jobs}, Jobs: jobs, Costs: db},
+		Logs:      &kube.PodLogs{Base: env.RESTConfig, Identities: identity.Prefixes{}, Pods: jobs},
 		Log:       slog.New(slog.DiscardHandler),
 		Now:       time.Now,
 	}}
 	engine := gin.New()
 	engine.Use(func(c *gin.Context) {
-		auth.SetCurrentUser(c, &auth.User{Username: "alice", Role: auth.RoleResearcher, Teams: []auth.Membership{{Team: team.Name}}})
+		auth.SetCurrentUser(c, &auth.User{Username: "alice", Role: auth.RoleResearcher, Teams: []auth.Membership{{Team: team.Name}},
+			ClusterGroups: team.MemberGroups})
 	})
 	engine.GET("/teams/:team/jobs/:name", h.jobShow)
 	engine.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
@@ -256,4 +259,50 @@ func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
 	assert.Contains(t, body, `"relaunchUrl":"/launch/pytorch-train?memory=2Gi\u0026relaunch=`+name)
 	assert.Contains(t, body, `"oomKilled":true`, "camelCase JSON")
 	assert.Contains(t, body, `"allocation":{"flavor":"`+pool+`"`)
+}
+
+// A program's own error: the exit code and the last lines it printed,
+// read as the user, on the page and in the API.
+func TestFailedJobShowsExitCodeAndLastLogLines(t *testing.T) {
+	cpu := map[string]corev1.ResourceList{"cpu-general": {corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}}
+	p := newJobPagesFor(t, stacktest.TeamSpec{Quotas: cpu})
+	name := "pytorch-train-exit000001"
+	p.record(t, name, time.Now())
+	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
+	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "4s", "gantry.dev/simulate-exit-code": "2"}
+	job.Spec.BackoffLimit = new(int32(0))
+	ns := "team-" + p.team
+	_, err := p.env.Kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var pod string
+	require.Eventually(t, func() bool {
+		pods, err := p.env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=" + name})
+		if err != nil || len(pods.Items) != 1 {
+			return false
+		}
+		pod = pods.Items[0].Name
+		return true
+	}, time.Minute, 100*time.Millisecond)
+	p.env.PodLog(t, ns, pod, "main").Append(t, "epoch 3 loss 0.41", "KeyError: 'label'")
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+
+	var doc *goquery.Document
+	require.Eventually(t, func() bool {
+		var code int
+		code, doc = p.page(t, jobPath)
+		return code == http.StatusOK && testIDText(doc, "job-phase") == "failed" && testIDText(doc, "cause-log") != ""
+	}, time.Minute, 250*time.Millisecond, "the job fails with its log shown")
+	assert.Equal(t, "Container main of pod "+pod+" exited with code 2.", testIDText(doc, "cause-words"))
+	assert.Equal(t, "Read its last log lines, fix the error and relaunch it.", testIDText(doc, "cause-next"))
+	assert.Equal(t, "epoch 3 loss 0.41KeyError: 'label'", testIDText(doc, "cause-log"))
+	assert.Equal(t, "/launch/pytorch-train?relaunch="+name+"&team="+p.team, doc.Find(`[data-testid="relaunch"]`).AttrOr("href", ""), "no fix to carry")
+
+	code, body := p.get(t, "/api/v1"+jobPath+"/status")
+	require.Equal(t, http.StatusOK, code, body)
+	var st apiJobStatusBody
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	require.NotNil(t, st.Cause, body)
+	assert.Equal(t, queue.CauseExitCode, st.Cause.Kind)
+	assert.Equal(t, []string{"epoch 3 loss 0.41", "KeyError: 'label'"}, st.Cause.LogTail)
+	assert.Equal(t, int32(2), st.Failure.ExitCode)
 }

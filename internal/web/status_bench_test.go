@@ -221,7 +221,7 @@ func BenchmarkJobStatus10k(b *testing.B) {
 		i++
 		name := fmt.Sprintf("train-%05d", i%benchWorkloads)
 		mu.Unlock()
-		q, err := h.jobQueueOf(context.Background(), store.Launch{Team: benchTeam, Name: name, Namespace: "team-" + benchTeam, Kind: string(catalog.KindTraining)})
+		q, err := h.jobQueueOf(context.Background(), store.Launch{Team: benchTeam, Name: name, Namespace: "team-" + benchTeam, Kind: string(catalog.KindTraining)}, nil)
 		if err != nil {
 			return err
 		}
