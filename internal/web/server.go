@@ -280,6 +280,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		api.POST("/teams/:team/jobs", h.apiJobCreate)
 		api.GET("/teams/:team/jobs/:name", h.apiJobGet)
 		api.DELETE("/teams/:team/jobs/:name", h.apiJobDelete)
+		api.POST("/teams/:team/jobs/:name/stop", h.apiJobsStop)
+		api.POST("/teams/:team/jobs/:name/resume", h.apiJobsResume)
+		api.POST("/teams/:team/jobs/:name/scale", h.apiJobsScale)
 		if d.Logs != nil {
 			api.GET("/teams/:team/jobs/:name/logs", h.apiJobLogs)
 		}
