@@ -151,6 +151,11 @@ func TestLeadSeesTheTeamPageWithCharts(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &got))
 	assert.Equal(t, 1, got.Queue.Admitted)
 	require.NotEmpty(t, got.Queue.Flavors)
+	// camelCase field names throughout, as in every /api/v1 answer.
+	assert.Contains(t, body, `"admitted":1`)
+	assert.Contains(t, body, `"clusterQueue":"team-`+team+`"`)
+	assert.Contains(t, body, `"allocatedGpuHours":`)
+	assert.NotContains(t, body, `"AllocatedGPUHours"`)
 	status, body = apiCall(t, portal, token, http.MethodGet, "/api/v1/teams/"+team+"/ledger", "")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Contains(t, body, `"runs":`)

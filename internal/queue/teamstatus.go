@@ -12,17 +12,24 @@ import (
 // (nominal), what its workloads hold (used, of which borrowed beyond
 // nominal) and what it lends to the cohort now.
 type FlavorUse struct {
-	Flavor, Resource              string
-	Nominal, Used, Borrowed, Lent int64
-	Accelerator                   bool
+	Flavor      string `json:"flavor"`
+	Resource    string `json:"resource"`
+	Nominal     int64  `json:"nominal"`
+	Used        int64  `json:"used"`
+	Borrowed    int64  `json:"borrowed"`
+	Lent        int64  `json:"lent"`
+	Accelerator bool   `json:"accelerator"`
 }
 
 // QueueSummary is one ClusterQueue with its quota and workload counts.
 type QueueSummary struct {
-	Team, ClusterQueue, Cohort string
-	Flavors                    []FlavorUse
-	Pending, Admitted          int
-	Active                     bool
+	Team         string      `json:"team"`
+	ClusterQueue string      `json:"clusterQueue"`
+	Cohort       string      `json:"cohort"`
+	Flavors      []FlavorUse `json:"flavors"`
+	Pending      int         `json:"pending"`
+	Admitted     int         `json:"admitted"`
+	Active       bool        `json:"active"`
 }
 
 // TeamQueue returns the team's ClusterQueue summary from the cache.

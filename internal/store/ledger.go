@@ -12,36 +12,36 @@ import (
 
 // LedgerRow is one ended run of a workload and what it cost.
 type LedgerRow struct {
-	RunKey            string `gorm:"primaryKey"`
-	WorkloadUID       string
-	Team              string
-	Namespace         string
-	JobName           string
-	JobKind           string
-	Owner             string
-	Flavor            string
-	Resource          string
-	GPUs              int64 `gorm:"column:gpus"`
-	CreatedAt         time.Time
-	AdmittedAt        time.Time
-	EndedAt           time.Time
-	Outcome           string
-	Reason            string
-	WaitSeconds       float64
-	AllocatedGPUHours float64 `gorm:"column:allocated_gpu_hours"`
+	RunKey            string    `gorm:"primaryKey" json:"runKey"`
+	WorkloadUID       string    `json:"workloadUid"`
+	Team              string    `json:"team"`
+	Namespace         string    `json:"namespace"`
+	JobName           string    `json:"jobName"`
+	JobKind           string    `json:"jobKind"`
+	Owner             string    `json:"owner"`
+	Flavor            string    `json:"flavor"`
+	Resource          string    `json:"resource"`
+	GPUs              int64     `gorm:"column:gpus" json:"gpus"`
+	CreatedAt         time.Time `json:"createdAt"`
+	AdmittedAt        time.Time `json:"admittedAt"`
+	EndedAt           time.Time `json:"endedAt"`
+	Outcome           string    `json:"outcome"`
+	Reason            string    `json:"reason"`
+	WaitSeconds       float64   `json:"waitSeconds"`
+	AllocatedGPUHours float64   `gorm:"column:allocated_gpu_hours" json:"allocatedGpuHours"`
 	// AvgUtilization is the mean GPU utilization (0-100) over the measured
 	// part of the run; nil when Prometheus had no samples.
-	AvgUtilization *float64
+	AvgUtilization *float64 `json:"avgUtilization"`
 	// MeasuredGPUHours is the part of AllocatedGPUHours with utilization
 	// samples and UsefulGPUHours that part weighted by utilization; both nil
 	// on rows recorded before they were kept.
-	MeasuredGPUHours *float64 `gorm:"column:measured_gpu_hours"`
-	UsefulGPUHours   *float64 `gorm:"column:useful_gpu_hours"`
+	MeasuredGPUHours *float64 `gorm:"column:measured_gpu_hours" json:"measuredGpuHours"`
+	UsefulGPUHours   *float64 `gorm:"column:useful_gpu_hours" json:"usefulGpuHours"`
 	// USDPerHour is the price in effect when the run ended; CostUSD
 	// integrates every price in effect over the run.
-	USDPerHour money.USD
-	CostUSD    money.USD `gorm:"column:cost_usd"`
-	RecordedAt time.Time
+	USDPerHour money.USD `json:"usdPerHour"`
+	CostUSD    money.USD `gorm:"column:cost_usd" json:"costUsd"`
+	RecordedAt time.Time `json:"recordedAt"`
 }
 
 // TableName is cost_ledger.

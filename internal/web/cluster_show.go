@@ -19,21 +19,23 @@ import (
 
 // poolStatus is one pool's accelerator capacity, allocation and utilization.
 type poolStatus struct {
-	Pool, Resource      string
-	Nodes               int
-	Capacity, Allocated int64
+	Pool      string `json:"pool"`
+	Resource  string `json:"resource"`
+	Nodes     int    `json:"nodes"`
+	Capacity  int64  `json:"capacity"`
+	Allocated int64  `json:"allocated"`
 	// Utilization is the mean GPU utilization of the pool's nodes; nil
 	// when Prometheus has no samples.
-	Utilization *float64
+	Utilization *float64 `json:"utilizationPercent"`
 }
 
 // clusterStatus is what the cluster page and /api/v1/cluster/status show.
 type clusterStatus struct {
-	Pools  []poolStatus
-	Queues []queue.QueueSummary
-	Month  cost.Report
+	Pools  []poolStatus         `json:"pools"`
+	Queues []queue.QueueSummary `json:"queues"`
+	Month  cost.Report          `json:"month"`
 	// Synced is false while the caches have not listed the cluster.
-	Synced bool
+	Synced bool `json:"synced"`
 }
 
 // clusterShow is the admin's page of pools, queues and team spend.

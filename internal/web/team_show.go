@@ -43,9 +43,14 @@ type teamStatus struct {
 
 // waitStat is the wait before admission for one flavor.
 type waitStat struct {
-	Flavor                           string
-	DayRuns, WeekRuns                int
-	DayP50, DayP95, WeekP50, WeekP95 time.Duration
+	Flavor   string `json:"flavor"`
+	DayRuns  int    `json:"dayRuns"`
+	WeekRuns int    `json:"weekRuns"`
+	// The waits' percentiles, in nanoseconds in JSON.
+	DayP50  time.Duration `json:"dayP50Nanoseconds"`
+	DayP95  time.Duration `json:"dayP95Nanoseconds"`
+	WeekP50 time.Duration `json:"weekP50Nanoseconds"`
+	WeekP95 time.Duration `json:"weekP95Nanoseconds"`
 }
 
 // teamHome sends the user to their first team's page.
