@@ -204,11 +204,13 @@ func nodeCause(pods []*corev1.Pod) *Cause {
 	for _, p := range pods {
 		if p.Status.Reason == "Evicted" {
 			return &Cause{Kind: CauseEvicted, Pod: p.Name, Node: p.Spec.NodeName,
-				Words: fmt.Sprintf("Node %s evicted pod %s: %s", p.Spec.NodeName, p.Name, strings.TrimSpace(p.Status.Message)),
+				Words: fmt.Sprintf("Node %s evicted pod %s: %s.", p.Spec.NodeName, p.Name, strings.TrimSuffix(strings.TrimSpace(p.Status.Message), ".")),
 				Next:  "Nothing you did: the node ran short of a resource. Relaunch it (or wait for its retry); ask an admin if the node keeps doing this."}
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "DeletionByTaintManager" {
+			// The taint manager evicts pods from an unreachable node; pod
+			// garbage collection removes those of a node that is gone.
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && (c.Reason == "DeletionByTaintManager" || c.Reason == "DeletionByPodGC") {
 				return &Cause{Kind: CauseNodeLost, Pod: p.Name, Node: p.Spec.NodeName,
 					Words: fmt.Sprintf("Node %s stopped answering and pod %s was removed from it.", p.Spec.NodeName, p.Name),
 					Next:  "Nothing you did: relaunch it (or wait for its retry) and it runs on a healthy node."}

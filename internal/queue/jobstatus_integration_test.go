@@ -269,3 +269,38 @@ func (s statusEnv) statusOfJob(t require.TestingT, name string) JobStatus {
 	require.NoError(t, err)
 	return s.reader.JobStatus(context.Background(), StatusInput{Workloads: wls, Pods: pods, Job: job, Now: time.Now()})
 }
+
+// The kubelet evicts a pod under node pressure (here the test writes the
+// status the kubelet writes): the cause names the node and its words.
+func TestNodePressureEvictionNamesTheNode(t *testing.T) {
+	s := newStatusEnv(t)
+	s.gpuJob(t, "pressed", 1, "batch", long)
+	var pod *corev1.Pod
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		pods, err := s.jobs.Pods(s.ns, "pressed")
+		require.NoError(c, err)
+		require.Len(c, pods, 1)
+		require.Equal(c, corev1.PodRunning, pods[0].Status.Phase)
+		pod = pods[0].DeepCopy()
+	}, time.Minute, 250*time.Millisecond)
+	msg := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki."
+	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, "Evicted", msg
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: "TerminationByKubelet", Message: msg, LastTransitionTime: metav1.Now()})
+	for i := range pod.Status.ContainerStatuses {
+		pod.Status.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error",
+			StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}
+	}
+	_, err := s.env.Kube.CoreV1().Pods(s.ns).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.statusOfJob(c, "pressed")
+		assert.Equal(c, PhaseFailed, st.Phase)
+		require.NotNil(c, st.Cause)
+		assert.Equal(c, CauseEvicted, st.Cause.Kind)
+		assert.Equal(c, "Node "+pod.Spec.NodeName+" evicted pod "+pod.Name+": "+msg, st.Cause.Words)
+		assert.Equal(c, pod.Spec.NodeName, st.Cause.Node)
+		assert.Contains(c, st.Cause.Next, "the node ran short of a resource")
+	}, time.Minute, 250*time.Millisecond)
+}
