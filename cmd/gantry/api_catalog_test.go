@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,45 @@ func TestCatalogAdminThroughAPI(t *testing.T) {
 	assert.Equal(t, "published", published.Status)
 	assert.Equal(t, map[string]string{"pytorch-train": "PyTorch training, scripted"}, pick(launchable(t, alice), "pytorch-train"),
 		"researchers launch the published version")
+
+	// Preview says what policy would refuse, without saving anything.
+	var preview struct {
+		Name       string   `json:"name"`
+		Rendered   string   `json:"rendered"`
+		Violations []string `json:"violations"`
+	}
+	body, err = json.Marshal(map[string]string{"yaml": edited})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, erin.call(http.MethodPost, "/api/v1/templates/preview", string(body), &preview))
+	assert.Equal(t, "pytorch-train", preview.Name)
+	assert.Contains(t, preview.Rendered, "kind: Job")
+	assert.Empty(t, preview.Violations)
+	foreign := regexp.MustCompile(`(?m)^image: .*$`).ReplaceAllString(edited, "image: registry.nowhere.example/train:1")
+	body, err = json.Marshal(map[string]string{"yaml": foreign})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, erin.call(http.MethodPost, "/api/v1/templates/preview", string(body), &preview))
+	require.NotEmpty(t, preview.Violations, "an image from a registry not on the allowlist")
+	assert.Contains(t, strings.Join(preview.Violations, " "), "registry.nowhere.example")
+
+	// Duplicate: a new template starts as a draft of its own.
+	var copied apiTplVersion
+	require.Equal(t, http.StatusCreated, erin.call(http.MethodPost, "/api/v1/templates/pytorch-train/duplicate", `{"newName":"pytorch-train-copy"}`, &copied))
+	assert.Equal(t, apiTplVersion{Name: "pytorch-train-copy", Version: 1, Title: "PyTorch training, scripted", Status: "draft"}, copied)
+	var adminList struct {
+		Templates []struct {
+			apiTplVersion
+			PublishedVersion int `json:"publishedVersion"`
+		}
+	}
+	require.Equal(t, http.StatusOK, erin.call(http.MethodGet, "/api/v1/admin/templates", "", &adminList))
+	listed := map[string]string{}
+	for _, tpl := range adminList.Templates {
+		listed[tpl.Name] = fmt.Sprintf("v%d %s, launched v%d", tpl.Version, tpl.Status, tpl.PublishedVersion)
+	}
+	assert.Equal(t, map[string]string{
+		"pytorch-train":      fmt.Sprintf("v%d published, launched v%d", draft.Version, draft.Version),
+		"pytorch-train-copy": "v1 draft, launched v0",
+	}, pick(listed, "pytorch-train", "pytorch-train-copy"))
 
 	require.Equal(t, http.StatusNoContent, erin.call(http.MethodPost, "/api/v1/templates/pytorch-train/retire", "", nil))
 	assert.NotContains(t, launchable(t, alice), "pytorch-train", "a retired template is not offered")

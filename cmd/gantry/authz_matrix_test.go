@@ -216,6 +216,9 @@ var expectations = map[string]matrixRoute{
 	"PUT /api/v1/teams/:team":                       {access: adminsOnly, json: `{"displayName":""}`}, // refused for its missing groups
 	"POST /api/v1/teams/:team/retire":               {access: adminsOnly, absent: true},
 	"GET /api/v1/audit":                             {access: adminsOnly},
+	"GET /api/v1/admin/templates":                   {access: adminsOnly},
+	"POST /api/v1/templates/preview":                {access: adminsOnly, json: `{"yaml":"not: a template"}`},
+	"POST /api/v1/templates/:name/duplicate":        {access: adminsOnly, json: `{"newName":"Not Valid"}`},
 	"POST /api/v1/templates/import":                 {access: adminsOnly, json: `{"yaml":"not: a template"}`},
 	"GET /api/v1/templates/:name/versions":          {access: adminsOnly},
 	"GET /api/v1/templates/:name/versions/:version": {access: adminsOnly},

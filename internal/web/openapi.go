@@ -120,6 +120,12 @@ func apiOperations() []apiOperation {
 				{"before", "integer", "entries older than this id (from next)"}, {"limit", "integer", "entries per page, at most 500 (default 50)"}},
 			Status: http.StatusOK, Response: apiAuditPage{}, Errors: []int{401, 403, 422}},
 
+		{Method: http.MethodGet, Path: "/admin/templates", Tag: "templates", Summary: "Every template's newest version, drafts included, with the version researchers launch.", Who: whoAdmin,
+			Status: http.StatusOK, Response: apiAdminTemplateList{}, Errors: []int{401, 403}},
+		{Method: http.MethodPost, Path: "/templates/preview", Tag: "templates", Summary: "Render a template's YAML for sample parameters and list its policy violations; nothing is saved.", Who: whoAdmin,
+			Body: apiTemplateImportBody{}, Status: http.StatusOK, Response: apiTemplatePreview{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodPost, Path: "/templates/:name/duplicate", Tag: "templates", Summary: "Copy a version as the first draft of a new template.", Who: whoAdmin,
+			Body: apiTemplateDuplicateBody{}, Status: http.StatusCreated, Response: apiTemplateVersion{}, Errors: []int{400, 401, 403, 404, 422}},
 		{Method: http.MethodPost, Path: "/templates/import", Tag: "templates", Summary: "Save every template of the YAML as a new draft version.", Who: whoAdmin,
 			Body: apiTemplateImportBody{}, Status: http.StatusCreated, Response: apiTemplateVersionList{}, Errors: []int{400, 401, 403, 422}},
 		{Method: http.MethodGet, Path: "/templates/:name/versions", Tag: "templates", Summary: "Every version of a template: draft, published or retired.", Who: whoAdmin,

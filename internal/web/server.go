@@ -263,7 +263,10 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	}
 	if d.Catalog != nil {
 		apiCatalog := api.Group("/", h.adminOnly)
+		apiCatalog.GET("/admin/templates", h.apiTemplatesAdminList)
 		apiCatalog.POST("/templates/import", h.apiTemplatesImport)
+		apiCatalog.POST("/templates/preview", h.apiTemplatesPreview)
+		apiCatalog.POST("/templates/:name/duplicate", h.apiTemplatesDuplicate)
 		apiCatalog.GET("/templates/:name/versions", h.apiTemplatesVersions)
 		apiCatalog.GET("/templates/:name/versions/:version", h.apiTemplatesGet)
 		apiCatalog.GET("/templates/:name/diff", h.apiTemplatesDiff)
