@@ -79,6 +79,13 @@ func apiOperations() []apiOperation {
 			Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409}},
 		{Method: http.MethodPost, Path: "/teams/:team/jobs/:name/scale", Tag: "jobs", Summary: "Set an inference endpoint's replicas within its range.", Who: whoMember,
 			Body: apiScaleBody{}, Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409, 422}},
+		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/logs", Tag: "jobs",
+			Summary: "A container's log, read as the caller: plain text by default; with Accept: application/json one object with the lines; " +
+				"following, with Accept: application/x-ndjson, one {\"line\"} object per line as it is written.", Who: whoMember,
+			Query: []apiQueryParam{{"pod", "string", "pod name (default: the job's first)"}, {"container", "string", "container name"},
+				{"previous", "boolean", "the previous container's log"}, {"tailLines", "integer", "last lines only"},
+				{"limitBytes", "integer", "at most this many bytes"}, {"follow", "boolean", "stream new lines as they are written"}},
+			Status: http.StatusOK, Object: true, Errors: []int{401, 404, 422}},
 		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/status", Tag: "status", Summary: "A job's queue, GPU and cost status.", Who: whoMember,
 			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
 		{Method: http.MethodGet, Path: "/teams/:team/status", Tag: "status", Summary: "The team page: queue, quota, month's cost, running jobs, waits.", Who: whoMember,
