@@ -32,10 +32,11 @@ func routes(t *testing.T) gin.RoutesInfo {
 	return everything(t).Routes()
 }
 
-// everything is the portal's router with every optional part switched on.
-func everything(t *testing.T) *gin.Engine {
+// everything is the portal's router with every optional part switched on;
+// with changes, for the parts the matrix does not call yet.
+func everything(t *testing.T, with ...func(*web.Deps)) *gin.Engine {
 	t.Helper()
-	h, err := web.NewHandler(web.Deps{
+	d := web.Deps{
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
 		CSRFKey:   make([]byte, 32),
 		Store:     (*store.Store)(nil),
@@ -52,7 +53,11 @@ func everything(t *testing.T) *gin.Engine {
 		Static:    static.FS,
 		Registry:  prometheus.NewRegistry(),
 		Log:       slog.New(slog.DiscardHandler),
-	})
+	}
+	for _, change := range with {
+		change(&d)
+	}
+	h, err := web.NewHandler(d)
 	require.NoError(t, err)
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "the portal's handler is a gin engine")
