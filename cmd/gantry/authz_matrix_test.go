@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/alexedwards/scs/v2"
@@ -15,10 +17,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/web"
@@ -29,7 +36,7 @@ import (
 // part switched on; the collaborators are never called.
 func routes(t *testing.T) gin.RoutesInfo {
 	t.Helper()
-	return everything(t).Routes()
+	return everything(t, func(d *web.Deps) { d.Logs = &kube.PodLogs{} }).Routes()
 }
 
 // everything is the portal's router with every optional part switched on;
@@ -163,6 +170,9 @@ var expectations = map[string]matrixRoute{
 	"GET /teams/:team/jobs/:name":                {access: member},
 	"GET /teams/:team/jobs/:name/status":         {access: member},
 	"GET /teams/:team/jobs/:name/queue":          {access: member},
+	"GET /teams/:team/jobs/:name/logs":           {access: member},
+	"GET /teams/:team/jobs/:name/logs/follow":    {access: member},
+	"GET /teams/:team/jobs/:name/logs/download":  {access: member},
 	"POST /teams/:team/jobs/:name/stop":          {access: member, form: url.Values{}},
 	"POST /teams/:team/jobs/:name/resume":        {access: member, form: url.Values{}},
 	"POST /teams/:team/jobs/:name/scale":         {access: member, form: url.Values{"replicas": {"-1"}}},
@@ -204,6 +214,7 @@ var expectations = map[string]matrixRoute{
 	"GET /api/v1/teams/:team/ledger":             {access: member},
 	"GET /api/v1/cluster/status":                 {access: adminsOnly},
 	"GET /api/v1/teams/:team/jobs/:name/status":  {access: member},
+	"GET /api/v1/teams/:team/jobs/:name/logs":    {access: member},
 	"GET /api/v1/openapi.json":                   {access: public},
 	"GET /api/v1/quota-requests":                 {access: signedIn},
 	// Members file a real request; others are told to choose one of their teams.
@@ -347,6 +358,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		pageJobs[team] = launchJob(t, bearers[owners[team]], team)
 		apiJobs[team] = launchJob(t, bearers[owners[team]], team)
 	}
+	// The job the pages act on runs a pod with a real log, so the log
+	// routes answer members with its lines rather than "no pod yet".
+	for _, team := range []string{"vision", "nlp"} {
+		givePodLog(t, p.Env, "team-"+team, pageJobs[team].name)
+	}
 
 	// Destructive routes go last, so the jobs are still there for the others.
 	slices.SortStableFunc(all, func(a, b gin.RouteInfo) int {
@@ -388,7 +404,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 					if by == token {
 						u, tok = bearers[who.name], ""
 					}
-					status, loc := u.call(r.Method, path, body, tok)
+					var status int
+					var loc string
+					if strings.HasSuffix(r.Path, "/logs/follow") {
+						// A followed log streams until the client leaves:
+						// its status is the answer.
+						status, loc = u.status(r.Method, path)
+					} else {
+						status, loc = u.call(r.Method, path, body, tok)
+					}
 					calls++
 					assert.Equal(t, want, classify(status, loc), "%s %s as %s by %s (team %s): status %d %s",
 						r.Method, path, who.label(), by, team, status, loc)
@@ -444,6 +468,24 @@ func launchJob(t *testing.T, u *user, team string) matrixJob {
 	require.NoError(t, json.Unmarshal([]byte(body), &job), body)
 	t.Cleanup(func() { u.call(http.MethodDelete, "/api/v1/teams/"+team+"/jobs/"+job.Name, nil, "") })
 	return matrixJob{team: team, owner: u.name, name: job.Name}
+}
+
+// givePodLog waits for the pod of job in namespace to run and makes kwok
+// serve two lines as its main container's log.
+func givePodLog(t *testing.T, env *stacktest.Env, namespace, job string) {
+	t.Helper()
+	var pod corev1.Pod
+	require.Eventually(t, func() bool {
+		pods, err := env.Kube.CoreV1().Pods(namespace).List(context.Background(),
+			metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + job})
+		if err != nil || len(pods.Items) == 0 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return false
+		}
+		pod = pods.Items[0]
+		return true
+	}, 90*time.Second, 250*time.Millisecond, "the pod of %s/%s runs", namespace, job)
+	l := env.PodLog(t, namespace, pod.Name, pod.Spec.Containers[0].Name)
+	l.Append(t, "epoch 1 loss 0.91", "epoch 2 loss 0.62")
 }
 
 // destructive routes delete a job; only its owner does, once.

@@ -134,6 +134,22 @@ func (u *user) do(method, path string, body any, token string) (int, string) {
 	return status, out
 }
 
+// status sends a request without a body and returns the answer's status
+// and redirect target as soon as they arrive, without reading the body (a
+// followed log streams for as long as the client stays).
+func (u *user) status(method, path string) (int, string) {
+	u.t.Helper()
+	req, err := http.NewRequest(method, u.base+path, nil)
+	require.NoError(u.t, err)
+	if u.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+u.bearer)
+	}
+	resp, err := u.client.Do(req)
+	require.NoError(u.t, err)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
+}
+
 // call is do for an answer's status and redirect target.
 func (u *user) call(method, path string, body any, token string) (int, string) {
 	u.t.Helper()
