@@ -69,14 +69,44 @@ func (p ProcessState) alive() bool {
 	if p.StartTicks != 0 {
 		return st.startTicks == p.StartTicks
 	}
-	// State files written before start times were recorded: the program
-	// path tells a reused PID apart (those processes are long started).
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+	// State files written before start times were recorded: the process
+	// must have started when the state says it did (a reused PID started
+	// later). Never /proc/PID/cmdline, which reads empty during an exec.
+	started, err := bootTime()
 	if err != nil {
 		return false
 	}
-	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-	return string(argv0) == p.Path
+	started = started.Add(time.Duration(st.startTicks) * time.Second / clockTicksPerSecond)
+	return absDuration(started.Sub(p.StartedAt)) < 2*time.Second
+}
+
+// clockTicksPerSecond is the unit of /proc/PID/stat's start time (USER_HZ,
+// 100 on every Linux architecture the stack runs on).
+const clockTicksPerSecond = 100
+
+// bootTime is when the machine booted (btime in /proc/stat).
+func bootTime() (time.Time, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read boot time: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("parse boot time: %w", err)
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, errors.New("no btime in /proc/stat")
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // procStat is what the supervisor reads of /proc/PID/stat.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,10 @@ func stackPorts(s *Stack) map[string][]int {
 func isolatedStack(t *testing.T) *Stack {
 	t.Helper()
 	if testing.Short() {
+		// As stacktest does: in CI nothing may be skipped.
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI runs every test; -short would skip the ones that start a local stack")
+		}
 		t.Skip("starts a whole local stack; -short runs only the tests that need nothing running")
 	}
 	if os.Getenv("GANTRY_TEST_NETNS") == "" {
@@ -156,9 +161,7 @@ func heldPorts(s *Stack) []string {
 	var held []string
 	for name, ports := range stackPorts(s) {
 		for _, p := range ports {
-			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
-			if err == nil {
-				_ = c.Close()
+			if portsFree([]int{p}) != nil {
 				held = append(held, fmt.Sprintf("%s:%d", name, p))
 			}
 		}
@@ -296,21 +299,12 @@ func TestFailedUpLeavesNothingAndNamesTheCause(t *testing.T) {
 			held := heldPorts(s)
 			if f.how == "port taken" {
 				// The test's own listener holds the component's first port.
-				held = removeString(held, fmt.Sprintf("%s:%d", f.component, stackPorts(s)[f.component][0]))
+				ours := fmt.Sprintf("%s:%d", f.component, stackPorts(s)[f.component][0])
+				held = slices.DeleteFunc(held, func(h string) bool { return h == ours })
 			}
 			assert.Empty(t, held, "ports left held by the failed up")
 		})
 	}
-}
-
-func removeString(list []string, s string) []string {
-	out := list[:0]
-	for _, v := range list {
-		if v != s {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func TestLiveChildIsNeverCalledDeadWhileItsBinaryMaps(t *testing.T) {
@@ -330,6 +324,13 @@ func TestLiveChildIsNeverCalledDeadWhileItsBinaryMaps(t *testing.T) {
 	reused := later
 	reused.StartTicks++
 	assert.False(t, reused.alive(), "same PID, other start time: a reused PID is not our process")
+	// A state file from before start ticks were kept: judged by the time it
+	// says the process started, never by /proc/PID/cmdline.
+	legacy := later
+	legacy.StartTicks = 0
+	assert.True(t, legacy.alive(), "recorded start time matches the process's")
+	legacy.StartedAt = legacy.StartedAt.Add(-time.Minute)
+	assert.False(t, legacy.alive(), "a process that started a minute after the recorded one is someone else")
 
 	require.NoError(t, stopProcess(context.Background(), "sleeper", *ps, 5*time.Second))
 	assert.False(t, ps.alive())
