@@ -76,9 +76,10 @@ cluster-status:
 ## bench: benchmarks, and the load run (e2e): job list, job page and team page over 10,000
 ## workloads at 50 concurrent users (p50/p99 ms) and the portal's memory (RSS, heap in use).
 ## The load run is a benchmark only (-run '^$' runs no tests), so `go test` never starts it.
+## Each benchmark's result line is also printed as one `BENCH <name> <key>=<value> ...` line.
 bench: prerequisites
 	$(GANTRY_DEV) up
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 40m ./...
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 40m ./... | awk -f e2e/bench-lines.awk
 
 clean-local: cluster-down
 	rm -rf .local
