@@ -152,3 +152,17 @@ func (u *USD) UnmarshalJSON(b []byte) error {
 	*u = v
 	return nil
 }
+
+// MulDiv is u × num / den rounded to the micro-dollar, exactly: a share of
+// an amount ("$1,200 × 3 GPU-hours / 7 GPU-hours") or a cost per a
+// fraction of a unit. It panics when den is zero.
+func (u USD) MulDiv(num, den int64) USD {
+	var n big.Int
+	n.Mul(big.NewInt(int64(u)), big.NewInt(num))
+	d := big.NewInt(den)
+	if den < 0 {
+		n.Neg(&n)
+		d.Neg(d)
+	}
+	return roundDiv(&n, d)
+}

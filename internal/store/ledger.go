@@ -12,23 +12,27 @@ import (
 
 // LedgerRow is one ended run of a workload and what it cost.
 type LedgerRow struct {
-	RunKey            string    `gorm:"primaryKey" json:"runKey"`
-	WorkloadUID       string    `json:"workloadUid"`
-	Team              string    `json:"team"`
-	Namespace         string    `json:"namespace"`
-	JobName           string    `json:"jobName"`
-	JobKind           string    `json:"jobKind"`
-	Owner             string    `json:"owner"`
-	Flavor            string    `json:"flavor"`
-	Resource          string    `json:"resource"`
-	GPUs              int64     `gorm:"column:gpus" json:"gpus"`
-	CreatedAt         time.Time `json:"createdAt"`
-	AdmittedAt        time.Time `json:"admittedAt"`
-	EndedAt           time.Time `json:"endedAt"`
-	Outcome           string    `json:"outcome"`
-	Reason            string    `json:"reason"`
-	WaitSeconds       float64   `json:"waitSeconds"`
-	AllocatedGPUHours float64   `gorm:"column:allocated_gpu_hours" json:"allocatedGpuHours"`
+	RunKey      string    `gorm:"primaryKey" json:"runKey"`
+	WorkloadUID string    `json:"workloadUid"`
+	Team        string    `json:"team"`
+	Namespace   string    `json:"namespace"`
+	JobName     string    `json:"jobName"`
+	JobKind     string    `json:"jobKind"`
+	Owner       string    `json:"owner"`
+	Flavor      string    `json:"flavor"`
+	Resource    string    `json:"resource"`
+	GPUs        int64     `gorm:"column:gpus" json:"gpus"`
+	CreatedAt   time.Time `json:"createdAt"`
+	AdmittedAt  time.Time `json:"admittedAt"`
+	EndedAt     time.Time `json:"endedAt"`
+	Outcome     string    `json:"outcome"`
+	Reason      string    `json:"reason"`
+	// Cause is why a failed or evicted run ended, as its job page says it
+	// (queue.CauseKind: out-of-memory, preempted, ...); empty otherwise or
+	// when it could not be told.
+	Cause             string  `json:"cause"`
+	WaitSeconds       float64 `json:"waitSeconds"`
+	AllocatedGPUHours float64 `gorm:"column:allocated_gpu_hours" json:"allocatedGpuHours"`
 	// AvgUtilization is the mean GPU utilization (0-100) over the measured
 	// part of the run; nil when Prometheus had no samples.
 	AvgUtilization *float64 `json:"avgUtilization"`

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gantry-dev/gantry/internal/money"
+)
+
+// PoolSharedCost is a month's shared costs of one pool that an admin
+// enters; teams carry them by their GPU-hours in the pool.
+type PoolSharedCost struct {
+	Month         time.Time `gorm:"primaryKey;type:date" json:"month"`
+	Pool          string    `gorm:"primaryKey" json:"pool"`
+	NetworkUSD    money.USD `gorm:"column:network_usd" json:"networkUsd"`
+	StorageUSD    money.USD `gorm:"column:storage_usd" json:"storageUsd"`
+	SupportUSD    money.USD `gorm:"column:support_usd" json:"supportUsd"`
+	OperationsUSD money.USD `gorm:"column:operations_usd" json:"operationsUsd"`
+	SetBy         string    `json:"setBy"`
+	SetAt         time.Time `json:"setAt"`
+}
+
+// TableName is pool_shared_costs.
+func (PoolSharedCost) TableName() string { return "pool_shared_costs" }
+
+// Total is the pool's shared costs of the month.
+func (c PoolSharedCost) Total() money.USD {
+	return c.NetworkUSD + c.StorageUSD + c.SupportUSD + c.OperationsUSD
+}
+
+// SetPoolSharedCost stores a pool's shared costs for a month, replacing
+// what was entered before, and returns the replaced entry (zero if none).
+func (s *Store) SetPoolSharedCost(ctx context.Context, c PoolSharedCost) (before PoolSharedCost, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("month = ? AND pool = ?", c.Month, c.Pool).Take(&before).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "month"}, {Name: "pool"}},
+			DoUpdates: clause.AssignmentColumns([]string{"network_usd", "storage_usd", "support_usd", "operations_usd", "set_by", "set_at"}),
+		}).Create(&c).Error
+	})
+	if err != nil {
+		return PoolSharedCost{}, fmt.Errorf("set shared costs of %s for %s: %w", c.Pool, c.Month.Format("2006-01"), err)
+	}
+	return before, nil
+}
+
+// PoolSharedCosts returns the shared costs entered for months in [from, to), by month and pool.
+func (s *Store) PoolSharedCosts(ctx context.Context, from, to time.Time) ([]PoolSharedCost, error) {
+	var out []PoolSharedCost
+	if err := s.db.WithContext(ctx).Where("month >= ? AND month < ?", from, to).Order("month, pool").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list shared costs: %w", err)
+	}
+	return out, nil
+}
+
+// CostComparison is the alternative an admin compares the cluster with
+// from Month on: renting GPUs by the hour, or a model API per million
+// tokens; nil where not entered.
+type CostComparison struct {
+	Month                  time.Time  `gorm:"primaryKey;type:date" json:"month"`
+	RentalUSDPerGPUHour    *money.USD `gorm:"column:rental_usd_per_gpu_hour" json:"rentalUsdPerGpuHour"`
+	APIUSDPerMillionTokens *money.USD `gorm:"column:api_usd_per_million_tokens" json:"apiUsdPerMillionTokens"`
+	// Label names the alternative: "8×H100 on-demand at CloudCo".
+	Label string    `json:"label"`
+	SetBy string    `json:"setBy"`
+	SetAt time.Time `json:"setAt"`
+}
+
+// TableName is cost_comparisons.
+func (CostComparison) TableName() string { return "cost_comparisons" }
+
+// SetCostComparison stores the comparison from a month on, replacing one
+// entered for the same month; it returns the replaced one (zero if none).
+func (s *Store) SetCostComparison(ctx context.Context, c CostComparison) (before CostComparison, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("month = ?", c.Month).Take(&before).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "month"}},
+			DoUpdates: clause.AssignmentColumns([]string{"rental_usd_per_gpu_hour", "api_usd_per_million_tokens", "label", "set_by", "set_at"}),
+		}).Create(&c).Error
+	})
+	if err != nil {
+		return CostComparison{}, fmt.Errorf("set cost comparison for %s: %w", c.Month.Format("2006-01"), err)
+	}
+	return before, nil
+}
+
+// CostComparisons returns every comparison entered, oldest month first.
+func (s *Store) CostComparisons(ctx context.Context) ([]CostComparison, error) {
+	var out []CostComparison
+	if err := s.db.WithContext(ctx).Order("month").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list cost comparisons: %w", err)
+	}
+	return out, nil
+}
+
+// AccountedRun is a ledger row with what its launch record says: the
+// template kind (training, notebook, inference) and the person who
+// launched it when the row does not name them.
+type AccountedRun struct {
+	LedgerRow
+	// Kind is the launch's template kind; empty for workloads not launched
+	// through the portal.
+	Kind string `json:"kind"`
+	// LaunchOwner is who launched it, from the launch record.
+	LaunchOwner string `json:"-"`
+}
+
+// AccountedRuns returns the runs that ended in [from, to) in every team
+// (team empty) or one, oldest first, with their launch's kind and owner.
+func (s *Store) AccountedRuns(ctx context.Context, team string, from, to time.Time) ([]AccountedRun, error) {
+	var out []AccountedRun
+	err := s.db.WithContext(ctx).Raw(`SELECT c.*, COALESCE(la.owner, '') AS launch_owner, COALESCE(la.kind, '') AS kind
+		FROM cost_ledger c
+		LEFT JOIN LATERAL (SELECT l.owner, l.kind FROM launches l WHERE l.namespace = c.namespace AND l.name = c.job_name
+			ORDER BY l.created_at DESC LIMIT 1) la ON true
+		WHERE c.ended_at >= ? AND c.ended_at < ? AND (? = '' OR c.team = ?)
+		ORDER BY c.ended_at, c.run_key`, from, to, team, team).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("accounted runs of %q: %w", team, err)
+	}
+	for i := range out {
+		if out[i].Owner == "" {
+			out[i].Owner = out[i].LaunchOwner
+		}
+	}
+	return out, nil
+}
