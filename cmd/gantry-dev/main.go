@@ -4,6 +4,7 @@
 //	gantry-dev down
 //	gantry-dev status
 //	gantry-dev run      (the stack plus the portal, as `make run`)
+//	gantry-dev standin  (the simulated pods' server; the stack starts it in its network namespace)
 package main
 
 import (
@@ -31,6 +32,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if args[0] == "standin" {
+		return runStandin(ctx, args[1:])
+	}
 	s, err := devcluster.New(".", os.Stdout)
 	if err != nil {
 		return err

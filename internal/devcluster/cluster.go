@@ -10,6 +10,7 @@ func clusterComponents() []component {
 		controllerManagerComponent(),
 		schedulerComponent(),
 		kueueComponent(),
+		podNetworkComponent(),
 		kwokComponent(),
 		bootstrapComponent(),
 		prometheusComponent(),

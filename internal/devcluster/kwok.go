@@ -107,7 +107,8 @@ func startKwok(ctx context.Context, s *Stack) error {
 			"--tls-cert-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.crt"),
 			"--tls-private-key-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.key"),
 			"--node-lease-duration-seconds=40",
-			"--cidr=10.0.0.1/16",
+			// Pod IPs from the pod network, where the stand-in answers.
+			"--cidr=" + kwokCIDR,
 			"--enable-crds=Metric,Logs,ClusterLogs",
 			// At INFO kwok logs every node heartbeat and, per scrape, each
 			// node without pods.

@@ -179,7 +179,11 @@ func (s *Stack) process(name string) (ProcessState, error) {
 // Down stops every process the stack started (and nothing else), newest
 // first.
 func (s *Stack) Down(ctx context.Context) error {
-	return s.StopNewerThan(ctx, nil)
+	if err := s.StopNewerThan(ctx, nil); err != nil {
+		return err
+	}
+	// A stand-in that died unrecorded may have left its namespace behind.
+	return s.removePodNetwork(ctx)
 }
 
 // Status prints each part's health and returns an error when any

@@ -51,6 +51,12 @@ func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error 
 			s.progress("  ✓ stopped %s (pid %d)", name, ps.PID)
 		}
 		delete(s.state.Processes, name)
+		// The pod network lives as long as the stand-in inside it.
+		if name == procStandin {
+			if err := s.removePodNetwork(ctx); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
 	}
 	if err := writeState(s.layout, s.state); err != nil {
 		return err
