@@ -70,7 +70,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 		Costs: db,
 		Pools: poolReader{cache, nodes},
 	}
-	ledger := &cost.Ledger{Store: db, Workloads: jobs, Log: log}
+	ledger := &cost.Ledger{Store: db, Workloads: jobs, Causes: queue.LedgerCauses{Jobs: jobs}, Log: log}
 	if cfg.PrometheusURL != "" {
 		m, err := gpu.New(cfg.PrometheusURL)
 		if err != nil {

@@ -63,10 +63,10 @@ func TestCostPerAcceptedUnitFromAKnownLedger(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// vision, November: 20 of the pool's 40 GPU-hours.
-	run("vision", "train-a", cost.OutcomeSucceeded, "", day(3), 10, 10, 6, "40")      // useful 6 h $24, idle 4 h $16
+	run("vision", "train-a", cost.OutcomeSucceeded, "", day(3), 10, 10, 6, "40")        // useful 6 h $24, idle 4 h $16
 	run("vision", "train-b", cost.OutcomeFailed, "out-of-memory", day(4), 2, 2, 2, "8") // failed $8
-	run("vision", "train-c", cost.OutcomeSucceeded, "", day(5), 4, 2, 2, "16")         // useful $8, unmeasured 2 h $8
-	run("vision", "serve", cost.OutcomeStopped, "", day(6), 4, 4, 1, "16")             // endpoint: useful $4, idle 3 h $12
+	run("vision", "train-c", cost.OutcomeSucceeded, "", day(5), 4, 2, 2, "16")          // useful $8, unmeasured 2 h $8
+	run("vision", "serve", cost.OutcomeStopped, "", day(6), 4, 4, 1, "16")              // endpoint: useful $4, idle 3 h $12
 	run("nlp", "nlp-train", cost.OutcomeSucceeded, "", day(7), 20, 20, 20, "80")
 	// vision, October.
 	run("vision", "old", cost.OutcomeSucceeded, "", nov.AddDate(0, 0, -10), 1, 1, 1, "4")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -34,6 +34,12 @@ type UtilizationSource interface {
 	MeasuredUse(ctx context.Context, namespace, job string, from, to time.Time) (gpu.Measured, error)
 }
 
+// CauseSource tells why a failed or evicted run ended, as the job page
+// says it (queue.CauseKind); empty when it cannot be told.
+type CauseSource interface {
+	RunCause(ctx context.Context, r Run) string
+}
+
 // Ledger writes a ledger row for every run that ends. Each row's key is the
 // workload UID and admission time and rows are inserted with ON CONFLICT DO
 // NOTHING, so several replicas running the loop record each run once.
@@ -42,7 +48,9 @@ type Ledger struct {
 	Workloads WorkloadSource
 	// Utilization may be nil; rows then have no utilization.
 	Utilization UtilizationSource
-	Log         *slog.Logger
+	// Causes may be nil; failed and evicted rows then have no cause.
+	Causes CauseSource
+	Log    *slog.Logger
 
 	mu   sync.Mutex
 	done map[string]bool // run keys known to be recorded
@@ -159,10 +167,13 @@ func (l *Ledger) record(ctx context.Context, r Run) error {
 // which the team page shows as unpriced.
 func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
 	row := store.LedgerRow{
-		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: TeamOf(r.Namespace), Namespace: r.Namespace,
+		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: teamOf(r.Namespace), Namespace: r.Namespace,
 		JobName: r.JobName, JobKind: r.JobKind, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
 		CreatedAt: r.Created, AdmittedAt: r.Admitted, EndedAt: r.Ended, Outcome: r.Outcome, Reason: r.Reason,
 		WaitSeconds: r.Wait().Seconds(), AllocatedGPUHours: r.GPUHours(),
+	}
+	if l.Causes != nil && Wasted(r.Outcome) {
+		row.Cause = l.Causes.RunCause(ctx, r)
 	}
 	if r.GPUs > 0 {
 		ps, err := l.Store.PricesOver(ctx, r.Flavor, r.Resource, r.Admitted, r.Ended)
@@ -221,7 +232,8 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// TeamOf is the team owning a namespace named team-<name>.
-func TeamOf(namespace string) string {
-	return strings.TrimPrefix(namespace, "team-")
+// teamOf is the team owning a team namespace, "" for any other.
+func teamOf(namespace string) string {
+	team, _ := naming.TeamOfNamespace(namespace)
+	return team
 }
