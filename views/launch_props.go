@@ -79,6 +79,10 @@ type JobProps struct {
 	Actions                           []JobAction
 	// Scale is set for endpoints: the replica range and current value.
 	Scale *ScaleForm
+	// Open is set for notebooks, Endpoint for inference endpoints: how to
+	// reach them through the portal.
+	Open     *NotebookOpenPanel
+	Endpoint *EndpointPanel
 }
 
 // ScaleForm scales an endpoint within its range.

@@ -188,6 +188,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}))
 	electorDone := make(chan error, 1)
 	go func() { electorDone <- elector.Run(ctx, loops) }()
+	proxyDeps, err := startProxy(ctx, clients, db, auditLog, registry, log)
+	if err != nil {
+		return err
+	}
 
 	gin.SetMode(gin.ReleaseMode)
 	handler, probes, err := web.NewHandlers(web.Deps{
@@ -214,6 +218,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Logs:      &kube.PodLogs{Base: restCfg, Identities: cfg.Identities, Pods: jobCache},
 		Status:    statusDeps,
 		Catalog:   catalogAdmin,
+		Proxy:     proxyDeps,
 		Ready:     ready,
 		Static:    static.FS,
 		Registry:  registry,

@@ -93,6 +93,12 @@ var (
 	labelUnsafe     = regexp.MustCompile(`[^a-z0-9._-]+`)
 )
 
+// NotebookBaseURL is the path a notebook opens at through the portal's
+// proxy, and so the base URL its server is started with.
+func NotebookBaseURL(team, name string) string {
+	return "/teams/" + team + "/jobs/" + name + "/open/"
+}
+
 // ValidLaunchID reports whether id can be a launch id.
 func ValidLaunchID(id string) bool { return launchIDPattern.MatchString(id) }
 
@@ -274,6 +280,15 @@ func (r renderer) podTemplate() corev1.PodTemplateSpec {
 		},
 	}
 	mergeSecurityContext(container.SecurityContext, r.t.SecurityContext)
+	if r.t.Kind == KindNotebook {
+		// The portal's proxy passes paths through unchanged: the server
+		// must serve under the path it is opened at.
+		base := NotebookBaseURL(r.target.Team, r.name)
+		container.Env = append(container.Env, corev1.EnvVar{Name: "GANTRY_BASE_URL", Value: base})
+		if r.t.BaseURLArg != "" {
+			container.Args = append(append([]string(nil), container.Args...), r.t.BaseURLArg+"="+base)
+		}
+	}
 	if r.t.Port != 0 {
 		container.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: r.t.Port}}
 	}

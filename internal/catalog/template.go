@@ -61,6 +61,11 @@ type Template struct {
 	Command []string `json:"command,omitempty"`
 	// Port is the port the notebook or endpoint listens on.
 	Port int32 `json:"port,omitempty"`
+	// BaseURLArg is a notebook server's flag for its base URL (Jupyter's
+	// --ServerApp.base_url): rendering appends <flag>=<NotebookBaseURL> so
+	// links inside it work behind the portal's proxy. Every notebook also
+	// gets the path as GANTRY_BASE_URL.
+	BaseURLArg string `json:"baseURLArg,omitempty"`
 	// MultiNode makes a training template an Indexed Job with a headless Service.
 	MultiNode bool `json:"multiNode,omitempty"`
 	// PriorityClass is the Kueue WorkloadPriorityClass; empty picks the kind's default.

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 )
@@ -45,6 +46,7 @@ func (h *handler) apiFail(c *gin.Context, err error) {
 		teamInvalid    *teamadmin.ValidationError
 		catalogInvalid *catalogadmin.ValidationError
 		publishRefused *catalogadmin.PolicyError
+		proxyInvalid   *proxy.ValidationError
 	)
 	out := apiErrorBody{RequestID: requestIDOf(c)}
 	switch {
@@ -56,6 +58,8 @@ func (h *handler) apiFail(c *gin.Context, err error) {
 		out.Problems = catalogInvalid.Problems
 	case errors.As(err, &publishRefused):
 		out.Problems = publishRefused.Violations
+	case errors.As(err, &proxyInvalid):
+		out.Fields = proxyInvalid.Fields
 	default:
 		h.fail(c, err)
 		return

@@ -18,7 +18,7 @@ const MaxBodyBytes = 1 << 20
 // inside the limit, because gin's form accessors drop parse errors.
 func (h *handler) limitBody(c *gin.Context) {
 	r := c.Request
-	if r.Body == nil || r.Body == http.NoBody {
+	if r.Body == nil || r.Body == http.NoBody || isProxyPath(r.URL.Path) {
 		c.Next()
 		return
 	}

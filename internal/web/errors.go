@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
@@ -96,6 +97,7 @@ func describe(err error) problem {
 	var tooLarge *http.MaxBytesError
 	var reserved *auth.ReservedNameError
 	var tokenOwner *auth.TokenOwnerError
+	var proxyInvalid *proxy.ValidationError
 	switch {
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
@@ -146,6 +148,17 @@ func describe(err error) problem {
 			"Sign in, or send a valid personal API token as \"Authorization: Bearer gty_…\". The token may be unknown, expired or revoked."}
 	case errors.As(err, &forbidden):
 		return problem{http.StatusForbidden, "Not allowed", forbidden.Error()}
+	case errors.Is(err, proxy.ErrRefused):
+		return problem{http.StatusForbidden, "Not yours to open",
+			"Only the notebook's owner can open it, and members of its team once the owner shares it from the job page."}
+	case errors.Is(err, proxy.ErrNotOwner):
+		return problem{http.StatusForbidden, "Not allowed", "Only the notebook's owner can share it with the team or stop sharing it."}
+	case errors.Is(err, errCrossOrigin):
+		return problem{http.StatusForbidden, "Request refused", "This request to the notebook came from a page of another site, so it was refused."}
+	case errors.Is(err, errNotANotebook):
+		return problem{http.StatusBadRequest, "Not possible for this job", "Only notebooks are opened and shared this way."}
+	case errors.As(err, &proxyInvalid):
+		return problem{http.StatusUnprocessableEntity, "Check your input", proxyInvalid.Error()}
 	case errors.As(err, &collision):
 		return problem{http.StatusConflict, "Name already taken", collision.Error()}
 	case errors.As(err, &scale):

@@ -106,7 +106,12 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), h.jobProps(c, rec, st, panel)))
+	p := h.jobProps(c, rec, st, panel)
+	if err := h.accessPanels(c, rec, st, &p, ""); err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
 }
 
 // jobStatusFragment is the job's status panel alone, for the refresh script.

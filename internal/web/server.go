@@ -82,7 +82,10 @@ type Deps struct {
 	// Catalog serves the admin pages for templates, prices and the image
 	// allowlist; nil leaves them out.
 	Catalog CatalogAdmin
-	Ready   []ReadinessCheck
+	// Proxy serves opening notebooks and calling endpoints through the
+	// portal (with Launcher and Jobs); nil leaves them out.
+	Proxy *ProxyDeps
+	Ready []ReadinessCheck
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
 
@@ -289,6 +292,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		if d.Logs != nil {
 			api.GET("/teams/:team/jobs/:name/logs", h.apiJobLogs)
 		}
+	}
+	if d.Proxy != nil && d.Launcher != nil && d.Jobs != nil {
+		h.proxyRoutes(r, signedIn, api)
 	}
 	if d.Status != nil {
 		api.GET("/teams/:team/status", h.apiTeamStatus)

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/proxy"
+)
+
+// ProxyDeps serve opening notebooks (/teams/{team}/jobs/{name}/open/) and
+// calling inference endpoints (/endpoints/{team}/{name}/) through the
+// portal, endpoint keys and notebook sharing.
+type ProxyDeps struct {
+	Access    *proxy.Access
+	Usage     *proxy.Usage
+	Endpoints proxy.Endpoints
+	// Transport reaches the pods; nil means newProxyTransport().
+	Transport http.RoundTripper
+}
+
+// newProxyTransport is the transport to notebook and endpoint pods: no
+// proxy from the environment (pods are reached directly), kept-alive
+// connections, no overall timeout (streams and WebSockets last).
+func newProxyTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          200,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+		// Answers pass through as they are: no transparent gzip.
+		DisableCompression: true,
+	}
+}
+
+// portalHeaders are request headers meant for the portal alone: they never
+// reach a notebook or endpoint.
+var portalHeaders = []string{"Authorization", csrfHeaderName, "X-Csrf-Token", "Proxy-Authorization"}
+
+// stripPortalCredentials removes the portal's cookies (all named gantry_…),
+// its Authorization and CSRF headers from a request about to go upstream;
+// the notebook's own cookies stay.
+func stripPortalCredentials(h http.Header) {
+	for _, k := range portalHeaders {
+		h.Del(k)
+	}
+	cookies := h.Values("Cookie")
+	h.Del("Cookie")
+	var kept []string
+	for _, line := range cookies {
+		for _, part := range strings.Split(line, ";") {
+			name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+			if name == "" || strings.HasPrefix(name, "gantry_") || name == auth.SessionCookieName {
+				continue
+			}
+			kept = append(kept, strings.TrimSpace(part))
+		}
+	}
+	if len(kept) > 0 {
+		h.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// sameOrigin reports whether origin (an Origin header) is the portal's own.
+func sameOrigin(public *url.URL, origin string) bool {
+	o, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(o.Scheme, public.Scheme) && strings.EqualFold(o.Host, public.Host)
+}
+
+// isUpgrade reports a WebSocket (or other) upgrade request.
+func isUpgrade(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" && strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
+}
+
+// liftDeadlines lets a proxied stream or WebSocket outlive the server's
+// read and write timeouts (meant for pages).
+func liftDeadlines(c *gin.Context) {
+	rc := http.NewResponseController(c.Writer)
+	_ = rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
+}
+
+// isProxyPath reports the routes whose bodies pass through to a notebook
+// or endpoint untouched: the portal's body limit and form parsing skip them.
+func isProxyPath(path string) bool {
+	if strings.HasPrefix(path, "/endpoints/") {
+		return true
+	}
+	// /teams/{team}/jobs/{name}/open/…
+	parts := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 6)
+	return len(parts) >= 5 && parts[0] == "teams" && parts[2] == "jobs" && parts[4] == "open"
+}
