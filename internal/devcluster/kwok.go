@@ -71,8 +71,9 @@ func startKwok(ctx context.Context, s *Stack) error {
 	if err := waitCRDsEstablished(ctx, a, "kwok.x-k8s.io"); err != nil {
 		return err
 	}
-	if err := a.applyFile(ctx, s.layout.Deploy("local", "kwok", "dcgm-metric.yaml")); err != nil {
-		return err
+	// kwok reads a Metric once: a changed one takes effect on its restart.
+	if err := a.applyOne(ctx, dcgmMetric()); err != nil {
+		return fmt.Errorf("kwok DCGM metric: %w", err)
 	}
 	pools, err := s.pools()
 	if err != nil {
