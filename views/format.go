@@ -36,6 +36,7 @@ func navItems(nav Nav) []navItem {
 			navItem{Key: "templates", Label: "Templates", Href: "/admin/templates"},
 			navItem{Key: "teams", Label: "Teams", Href: "/admin/teams"},
 			navItem{Key: "prices", Label: "Prices", Href: "/admin/prices"},
+			navItem{Key: "idle", Label: "Idle reclaim", Href: "/admin/idle"},
 			navItem{Key: "allowlist", Label: "Images", Href: "/admin/allowlist"},
 			navItem{Key: "audit", Label: "Audit log", Href: "/admin/audit"},
 			navItem{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},

@@ -703,7 +703,7 @@ func JobStatusFragment(s JobStatusPanel) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if s.GPU.Idle {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<p><span class=\"badge badge-idle\" data-testid=\"idle-badge\">idle</span> Its GPUs have been nearly unused for the last minutes; stop it if you are done.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<p><span class=\"badge badge-idle\" data-testid=\"idle-badge\">idle now</span> Every GPU sample of the last 2 minutes is under the idle threshold; stop it if you are done.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

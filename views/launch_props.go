@@ -83,6 +83,8 @@ type JobProps struct {
 	// reach them through the portal.
 	Open     *NotebookOpenPanel
 	Endpoint *EndpointPanel
+	// Idle is the idle reclaim card; nil without the reclaim.
+	Idle *JobIdleProps
 }
 
 // ScaleForm scales an endpoint within its range.

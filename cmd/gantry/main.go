@@ -159,6 +159,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	cancelSync()
 	launcher := &launch.Service{Base: restCfg, Identities: cfg.Identities, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
 	jobReader := launch.Reader{Templates: db, Records: db, Jobs: jobCache}
+	idle, err := startIdleReclaim(cfg, clients, jobCache, db, launcher, auditLog, loops, log)
+	if err != nil {
+		return err
+	}
 	ready = append(ready, web.APIServerCheck(clients.Kube.Discovery()))
 
 	sessions := auth.NewSessionManager(db.SQL(), auth.SessionOptions{
@@ -219,6 +223,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Status:    statusDeps,
 		Catalog:   catalogAdmin,
 		Proxy:     proxyDeps,
+		Idle:      idle,
 		Ready:     ready,
 		Static:    static.FS,
 		Registry:  registry,

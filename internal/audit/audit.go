@@ -56,18 +56,31 @@ func New(s Appender, now func() time.Time) *Log {
 
 // Record appends the event.
 func (l *Log) Record(ctx context.Context, e Event) error {
+	entry, err := l.Entry(e)
+	if err != nil {
+		return err
+	}
+	if err := l.store.AppendAudit(ctx, entry); err != nil {
+		return fmt.Errorf("audit %s by %s: %w", e.Action, e.Actor, err)
+	}
+	return nil
+}
+
+// Entry is the row Record would append, for a caller that writes it in
+// the same transaction as the change it records.
+func (l *Log) Entry(e Event) (store.AuditEntry, error) {
 	detail := []byte("{}")
 	if len(e.Detail) > 0 {
 		var err error
 		if detail, err = json.Marshal(e.Detail); err != nil {
-			return fmt.Errorf("audit %s by %s: encode detail: %w", e.Action, e.Actor, err)
+			return store.AuditEntry{}, fmt.Errorf("audit %s by %s: encode detail: %w", e.Action, e.Actor, err)
 		}
 	}
 	via := e.Via
 	if via == "" {
 		via = ViaBrowser
 	}
-	err := l.store.AppendAudit(ctx, store.AuditEntry{
+	return store.AuditEntry{
 		At:     l.now().UTC(),
 		Actor:  e.Actor,
 		Action: e.Action,
@@ -75,9 +88,5 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 		Detail: detail,
 		IP:     e.IP,
 		Via:    via,
-	})
-	if err != nil {
-		return fmt.Errorf("audit %s by %s: %w", e.Action, e.Actor, err)
-	}
-	return nil
+	}, nil
 }

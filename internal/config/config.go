@@ -80,6 +80,28 @@ type Config struct {
 	LogLevel slog.Level
 	// LeaderElection runs background loops on one replica at a time.
 	LeaderElection LeaderElection
+	// IdleReclaim gives idle GPUs back (see internal/reclaim).
+	IdleReclaim IdleReclaim
+}
+
+// IdleReclaim configures the idle GPU reclaim: the defaults of every
+// template kind and team without an admin's policy, and the bounds such a
+// policy must keep.
+type IdleReclaim struct {
+	// Enabled runs the reclaim loop on the leading replica.
+	Enabled bool
+	// Interval is how often every job is looked at.
+	Interval time.Duration
+	// Threshold is the GPU utilization (percent) under which GPUs are idle.
+	Threshold float64
+	// Window is how long GPUs must stay under the threshold.
+	Window time.Duration
+	// MinWindow and MaxWindow bound the window an admin may set.
+	MinWindow, MaxWindow time.Duration
+	// Grace is the time between a notebook's warning and its stop.
+	Grace time.Duration
+	// Extension is what "keep it running" holds a notebook for; MaxExtension bounds it.
+	Extension, MaxExtension time.Duration
 }
 
 // DefaultImageRegistries is the image allowlist a fresh install starts
@@ -131,6 +153,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		expiry                              string
 		ledgerInterval                      string
 		leaseDuration, renewDeadline, retry string
+		idleThreshold                       string
+		idleDurations                       = map[string]*string{}
 	)
 	fs.StringVar(&cfg.Listen, "listen", env("GANTRY_LISTEN", "127.0.0.1:8080"), "HTTP listen address")
 	fs.StringVar(&cfg.ProbeListen, "probe-listen", env("GANTRY_PROBE_LISTEN", ""), "listen address of /healthz, /readyz and /metrics (empty: the HTTP listen address)")
@@ -166,6 +190,22 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&renewDeadline, "leader-election-renew-deadline", env("GANTRY_LEADER_ELECTION_RENEW_DEADLINE", "10s"), "how long the leader retries renewing before it stops leading")
 	fs.StringVar(&retry, "leader-election-retry-period", env("GANTRY_LEADER_ELECTION_RETRY_PERIOD", "2s"), "wait between attempts to acquire or renew the Lease")
 	cfg.LeaderElection.PodName = getenv("POD_NAME")
+	idleDefault, idleEnvErr := strconv.ParseBool(env("GANTRY_IDLE_RECLAIM", "true"))
+	fs.BoolVar(&cfg.IdleReclaim.Enabled, "idle-reclaim", idleDefault, "reclaim idle GPUs: warn then stop idle notebooks, scale idle endpoints to their minimum, flag idle training")
+	fs.StringVar(&idleThreshold, "idle-threshold", env("GANTRY_IDLE_THRESHOLD", "5"), "default GPU utilization (percent) under which GPUs are idle")
+	for _, d := range []struct{ flag, env, def, usage string }{
+		{"idle-window", "GANTRY_IDLE_WINDOW", "60m", "default time GPUs must stay under the threshold before a reclaim"},
+		{"idle-min-window", "GANTRY_IDLE_MIN_WINDOW", "10m", "shortest window an admin's idle policy may set"},
+		{"idle-max-window", "GANTRY_IDLE_MAX_WINDOW", "24h", "longest window an admin's idle policy may set"},
+		{"idle-grace", "GANTRY_IDLE_GRACE", "15m", "default time between an idle notebook's warning and its stop"},
+		{"idle-extension", "GANTRY_IDLE_EXTENSION", "2h", "default time \"keep it running\" holds an idle notebook"},
+		{"idle-max-extension", "GANTRY_IDLE_MAX_EXTENSION", "8h", "longest extension an admin's idle policy may set"},
+		{"idle-reclaim-interval", "GANTRY_IDLE_RECLAIM_INTERVAL", "1m", "how often the idle reclaim looks at every job"},
+	} {
+		v := new(string)
+		idleDurations[d.flag] = v
+		fs.StringVar(v, d.flag, env(d.env, d.def), d.usage)
+	}
 	fs.StringVar(&logLevel, "log-level", env("GANTRY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -188,6 +228,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	var errs []error
 	if leaderEnvErr != nil {
 		errs = append(errs, fmt.Errorf("GANTRY_LEADER_ELECTION must be true or false: %w", leaderEnvErr))
+	}
+	if idleEnvErr != nil {
+		errs = append(errs, fmt.Errorf("GANTRY_IDLE_RECLAIM must be true or false: %w", idleEnvErr))
 	}
 	cfg.OIDCScopes = splitList(scopes)
 	cfg.AdminGroups = splitList(admins)
@@ -237,6 +280,22 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		if *d.dst, err = parsePositiveDuration(d.raw); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
 		}
+	}
+	ir := &cfg.IdleReclaim
+	for flag, dst := range map[string]*time.Duration{"idle-window": &ir.Window, "idle-min-window": &ir.MinWindow, "idle-max-window": &ir.MaxWindow,
+		"idle-grace": &ir.Grace, "idle-extension": &ir.Extension, "idle-max-extension": &ir.MaxExtension, "idle-reclaim-interval": &ir.Interval} {
+		if *dst, err = parsePositiveDuration(*idleDurations[flag]); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
+		}
+	}
+	if ir.Threshold, err = strconv.ParseFloat(idleThreshold, 64); err != nil || ir.Threshold <= 0 || ir.Threshold >= 100 {
+		errs = append(errs, fmt.Errorf("idle threshold %q must be a percentage between 0 and 100", idleThreshold))
+	}
+	if ir.MinWindow > ir.MaxWindow || ir.Window < ir.MinWindow || ir.Window > ir.MaxWindow {
+		errs = append(errs, fmt.Errorf("idle window %s must be within --idle-min-window %s and --idle-max-window %s", ir.Window, ir.MinWindow, ir.MaxWindow))
+	}
+	if ir.Extension > ir.MaxExtension {
+		errs = append(errs, fmt.Errorf("idle extension %s must not exceed --idle-max-extension %s", ir.Extension, ir.MaxExtension))
 	}
 	if le := cfg.LeaderElection; le.Enabled && (le.RenewDeadline >= le.LeaseDuration || le.RetryPeriod >= le.RenewDeadline) {
 		errs = append(errs, errors.New("leader election needs lease duration > renew deadline > retry period"))

@@ -49,14 +49,27 @@ type Usage struct {
 	MemoryMiB   float64
 	PowerWatts  float64
 	Series      []Sample // utilization
-	// Idle is true when utilization stayed under IdleThreshold over the last IdleWindow.
+	// RecentPeak is the highest utilization of any of its GPUs over the
+	// last IdleNowWindow; HasRecent is false without samples there or when
+	// the job has not run that long.
+	RecentPeak float64
+	HasRecent  bool
+	// Idle is true when every sample of the last IdleNowWindow is under
+	// IdleThreshold: the job is idle now. The reclaim's own threshold for
+	// the job's kind and team may differ: see IdleUnder.
 	Idle bool
 }
 
-// IdleThreshold and IdleWindow define the idle badge.
+// IdleUnder says whether the job is idle now under threshold (percent).
+func (u Usage) IdleUnder(threshold float64) bool {
+	return u.HasRecent && u.RecentPeak < threshold
+}
+
+// IdleThreshold is the default idle threshold (percent) and IdleNowWindow
+// how long a job's samples must all stay under it to be idle now.
 const (
-	IdleThreshold = 10.0
-	IdleWindow    = 5 * time.Minute
+	IdleThreshold = 5.0
+	IdleNowWindow = 2 * time.Minute
 )
 
 // selector matches the series of a job's pods: Job pods are named
@@ -98,14 +111,37 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 			u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
 		}
 	}
-	if end.Sub(start) >= IdleWindow && u.HasData {
-		avg, ok, err := m.scalar(ctx, fmt.Sprintf("avg(avg_over_time(%s[%ds]))", selector(MetricUtil, namespace, job), int(IdleWindow.Seconds())), end)
-		if err != nil {
+	if end.Sub(start) >= IdleNowWindow && u.HasData {
+		if u.RecentPeak, u.HasRecent, err = m.peak(ctx, namespace, job, IdleNowWindow, end); err != nil {
 			return Usage{}, err
 		}
-		u.Idle = ok && avg < IdleThreshold
+		u.Idle = u.IdleUnder(IdleThreshold)
 	}
 	return u, nil
+}
+
+// peak is the highest utilization of the job's GPUs over window before at.
+func (m *Metrics) peak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error) {
+	return m.scalar(ctx, fmt.Sprintf("max(max_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), window.Milliseconds()), at)
+}
+
+// IdlePeak is the highest utilization of a job's GPUs over the window
+// before at. ok is false unless there are samples both at the start of the
+// window and in its last IdleNowWindow, so a gap in the data never passes
+// for idleness.
+func (m *Metrics) IdlePeak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (peak float64, ok bool, err error) {
+	sel := selector(MetricUtil, namespace, job)
+	edge := min(IdleNowWindow, window)
+	if _, now, err := m.scalar(ctx, fmt.Sprintf("max(last_over_time(%s[%dms]))", sel, edge.Milliseconds()), at); err != nil || !now {
+		return 0, false, err
+	}
+	if window > edge {
+		_, then, err := m.scalar(ctx, fmt.Sprintf("max(last_over_time(%s[%dms]))", sel, edge.Milliseconds()), at.Add(-window+edge))
+		if err != nil || !then {
+			return 0, false, err
+		}
+	}
+	return m.peak(ctx, namespace, job, window, at)
 }
 
 // AverageUtilization is the mean GPU utilization of a job's pods from

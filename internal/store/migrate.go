@@ -23,6 +23,9 @@ func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS(),
 		goose.WithSessionLocker(locker),
 		goose.WithSlog(log),
+		// Numbers are handed out to changes made side by side: a database
+		// may have 00016 before 00014 lands, and must still take 00014.
+		goose.WithAllowOutofOrder(true),
 	)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)

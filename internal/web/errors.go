@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/reclaim"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 	"github.com/gantry-dev/gantry/views"
@@ -98,6 +99,8 @@ func describe(err error) problem {
 	var reserved *auth.ReservedNameError
 	var tokenOwner *auth.TokenOwnerError
 	var proxyInvalid *proxy.ValidationError
+	var idlePolicy *reclaim.PolicyError
+	var idleReason reclaim.ReasonError
 	switch {
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
@@ -165,6 +168,14 @@ func describe(err error) problem {
 		return problem{http.StatusUnprocessableEntity, "Not scaled", scale.Error()}
 	case errors.As(err, &fields):
 		return problem{http.StatusUnprocessableEntity, "Check your input", fields.Error()}
+	case errors.As(err, &idlePolicy):
+		return problem{http.StatusUnprocessableEntity, "Check your input", idlePolicy.Error()}
+	case errors.As(err, &idleReason):
+		return problem{http.StatusUnprocessableEntity, "Say why", idleReason.Error()}
+	case errors.Is(err, reclaim.ErrNotNotebook):
+		return problem{http.StatusConflict, "Not possible for this job", "Only notebooks are stopped when idle, so only a notebook can be kept running."}
+	case errors.Is(err, errNotLead):
+		return problem{http.StatusForbidden, "Leads only", "Only the team's leads and admins can exempt a job from idle reclaim."}
 	case errors.Is(err, launch.ErrNotSupported):
 		return problem{http.StatusBadRequest, "Not possible for this job", "This action does not apply to this kind of job."}
 	case errors.Is(err, kube.ErrNotSynced):

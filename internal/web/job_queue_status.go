@@ -125,6 +125,10 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 			// A page without GPU figures beats no page while Prometheus is away.
 			h.Log.WarnContext(ctx, "GPU usage unavailable", "job", ns+"/"+rec.Name, "err", err)
 		} else {
+			// Idle now: under the reclaim policy's threshold for this job, when there is one.
+			if t, ok := h.idleThreshold(ctx, rec); ok && q.Status.EndedAt.IsZero() {
+				u.Idle = u.IdleUnder(t)
+			}
 			q.GPU = &u
 		}
 	}

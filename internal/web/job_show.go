@@ -111,6 +111,11 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	u, _ := auth.CurrentUser(c)
+	if p.Idle, err = h.idleProps(c.Request.Context(), u, rec, st.Phase); err != nil {
+		h.fail(c, err)
+		return
+	}
 	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
 }
 

@@ -85,6 +85,9 @@ type Deps struct {
 	// Proxy serves opening notebooks and calling endpoints through the
 	// portal (with Launcher and Jobs); nil leaves them out.
 	Proxy *ProxyDeps
+	// Idle serves the idle reclaim's job card, holds, exemptions and the
+	// admins' policies (with Launcher and Jobs); nil leaves them out.
+	Idle  IdleReclaim
 	Ready []ReadinessCheck
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
@@ -239,6 +242,14 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		catalogPages.POST("/allowlist", h.adminAllowlistUpdate)
 	}
 
+	if d.Idle != nil && d.Launcher != nil && d.Jobs != nil {
+		signedIn.POST("/teams/:team/jobs/:name/idle/keep", h.jobIdleKeep)
+		signedIn.POST("/teams/:team/jobs/:name/idle/exempt", h.jobIdleExempt)
+		signedIn.POST("/teams/:team/jobs/:name/idle/unexempt", h.jobIdleUnexempt)
+		signedIn.GET("/admin/idle", h.adminOnly, h.adminIdleList)
+		signedIn.POST("/admin/idle", h.adminOnly, h.adminIdleSet)
+	}
+
 	// The API's description is public, so tools can read it before a token exists.
 	r.GET("/api/v1/openapi.json", h.apiOpenAPI)
 	api := r.Group("/api/v1", h.apiMiddleware()...)
@@ -295,6 +306,14 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	}
 	if d.Proxy != nil && d.Launcher != nil && d.Jobs != nil {
 		h.proxyRoutes(r, signedIn, api)
+	}
+	if d.Idle != nil && d.Launcher != nil && d.Jobs != nil {
+		api.GET("/teams/:team/jobs/:name/idle", h.apiJobIdle)
+		api.POST("/teams/:team/jobs/:name/idle/keep", h.apiJobIdleKeep)
+		api.POST("/teams/:team/jobs/:name/idle/exempt", h.apiJobIdleExempt)
+		api.POST("/teams/:team/jobs/:name/idle/unexempt", h.apiJobIdleUnexempt)
+		api.GET("/admin/idle-policies", h.adminOnly, h.apiIdlePoliciesList)
+		api.PUT("/admin/idle-policies", h.adminOnly, h.apiIdlePoliciesSet)
 	}
 	if d.Status != nil {
 		api.GET("/teams/:team/status", h.apiTeamStatus)
