@@ -19,7 +19,7 @@ func (h *handler) apiJobIdleExempt(c *gin.Context) {
 		return
 	}
 	if !leadsTeam(u, rec.Team) {
-		h.fail(c, errNotLead)
+		h.fail(c, errNotIdleLead)
 		return
 	}
 	var body apiIdleExemptBody

@@ -174,7 +174,7 @@ func describe(err error) problem {
 		return problem{http.StatusUnprocessableEntity, "Say why", idleReason.Error()}
 	case errors.Is(err, reclaim.ErrNotNotebook):
 		return problem{http.StatusConflict, "Not possible for this job", "Only notebooks are stopped when idle, so only a notebook can be kept running."}
-	case errors.Is(err, errNotLead):
+	case errors.Is(err, errNotIdleLead):
 		return problem{http.StatusForbidden, "Leads only", "Only the team's leads and admins can exempt a job from idle reclaim."}
 	case errors.Is(err, launch.ErrNotSupported):
 		return problem{http.StatusBadRequest, "Not possible for this job", "This action does not apply to this kind of job."}

@@ -30,8 +30,8 @@ type IdleReclaim interface {
 	Bounds() reclaim.Settings
 }
 
-// errNotLead refuses an exemption to someone who does not lead the job's team.
-var errNotLead = errors.New("only the team's leads and admins can exempt a job from idle reclaim")
+// errNotIdleLead refuses an exemption to someone who does not lead the job's team.
+var errNotIdleLead = errors.New("only the team's leads and admins can exempt a job from idle reclaim")
 
 func reclaimActor(c *gin.Context, u *auth.User) reclaim.Actor {
 	return reclaim.Actor{Username: u.Username, Via: u.Via(), IP: c.ClientIP()}

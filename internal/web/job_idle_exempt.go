@@ -16,7 +16,7 @@ func (h *handler) jobIdleExempt(c *gin.Context) {
 		return
 	}
 	if !leadsTeam(u, rec.Team) {
-		h.fail(c, errNotLead)
+		h.fail(c, errNotIdleLead)
 		return
 	}
 	if err := h.Idle.Exempt(c.Request.Context(), reclaimActor(c, u), rec, c.PostForm(views.FieldIdleReason)); err != nil {

@@ -16,7 +16,7 @@ func (h *handler) jobIdleUnexempt(c *gin.Context) {
 		return
 	}
 	if !leadsTeam(u, rec.Team) {
-		h.fail(c, errNotLead)
+		h.fail(c, errNotIdleLead)
 		return
 	}
 	if err := h.Idle.Unexempt(c.Request.Context(), reclaimActor(c, u), rec); err != nil {
