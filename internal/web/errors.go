@@ -84,6 +84,8 @@ const signInAgain = " Go back to the home page to sign in again."
 
 // describe is the one mapping from errors to status codes and words.
 func describe(err error) problem {
+	var idlePolicy *reclaim.PolicyError
+	var idleReason reclaim.ReasonError
 	var expired *oidc.TokenExpiredError
 	var quotaDenied *quota.DeniedError
 	var quotaInvalid *quota.ValidationError
@@ -99,8 +101,6 @@ func describe(err error) problem {
 	var reserved *auth.ReservedNameError
 	var tokenOwner *auth.TokenOwnerError
 	var proxyInvalid *proxy.ValidationError
-	var idlePolicy *reclaim.PolicyError
-	var idleReason reclaim.ReasonError
 	switch {
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
