@@ -198,13 +198,23 @@ func (r *Reclaimer) runningOf(l store.Launch) (running, error) {
 		return running{}, err
 	}
 	var out running
+	// A Job's pods share the Job's Workload; a StatefulSet's or
+	// Deployment's pods have one each.
+	var jobWorkloads []*kueue.Workload
+	if catalog.Kind(l.Kind) == catalog.KindTraining {
+		if jobWorkloads, err = r.Jobs.WorkloadsOwnedBy(l.Namespace, "Job", l.Name); err != nil {
+			return running{}, err
+		}
+	}
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || p.Status.StartTime == nil {
 			continue
 		}
-		wls, err := r.Jobs.WorkloadsOwnedBy(l.Namespace, "Pod", p.Name)
-		if err != nil {
-			return running{}, err
+		wls := jobWorkloads
+		if wls == nil {
+			if wls, err = r.Jobs.WorkloadsOwnedBy(l.Namespace, "Pod", p.Name); err != nil {
+				return running{}, err
+			}
 		}
 		var a cost.Allocation
 		for _, wl := range wls {
@@ -219,9 +229,10 @@ func (r *Reclaimer) runningOf(l store.Launch) (running, error) {
 			continue
 		}
 		out.pods = append(out.pods, p)
-		if out.alloc.Resource == "" {
+		switch {
+		case out.alloc.Resource == "":
 			out.alloc = a
-		} else if catalog.Kind(l.Kind) != catalog.KindInference {
+		case catalog.Kind(l.Kind) == catalog.KindNotebook:
 			out.alloc.GPUs += a.GPUs
 		}
 		if s := p.Status.StartTime.Time; s.After(out.since) {
@@ -231,8 +242,8 @@ func (r *Reclaimer) runningOf(l store.Launch) (running, error) {
 	return out, nil
 }
 
-// allocationFromPod reads the accelerator limits of a pod not admitted
-// through a Workload of its own (a Job's pods share the Job's).
+// allocationFromPod reads the accelerator limits of a pod whose Workload
+// is not in the cache; its flavor is unknown, so what it frees is unpriced.
 func allocationFromPod(p *corev1.Pod) cost.Allocation {
 	var a cost.Allocation
 	for _, c := range p.Spec.Containers {
@@ -243,7 +254,6 @@ func allocationFromPod(p *corev1.Pod) cost.Allocation {
 			}
 		}
 	}
-	a.Flavor = p.Spec.NodeSelector[catalog.LabelPool]
 	return a
 }
 
