@@ -58,6 +58,7 @@ func everything(t *testing.T, with ...func(*web.Deps)) *gin.Engine {
 		Jobs:      launch.Reader{},
 		Status:    &web.StatusDeps{},
 		Catalog:   &catalogadmin.Admin{},
+		Proxy:     &web.ProxyDeps{},
 		Idle:      &reclaim.Reclaimer{},
 		Static:    static.FS,
 		Registry:  prometheus.NewRegistry(),
@@ -129,7 +130,29 @@ type matrixRoute struct {
 	foreign answer
 	// browserOnly: an API token is refused (403); only the session may.
 	browserOnly bool
+	// custom, when set, is the answer instead of the rules of access (the
+	// proxies decide by owner and sharing, or by endpoint key).
+	custom func(p person, team, method string) answer
 }
+
+// matrixJobOwners launch the job each team's pass aims at.
+var matrixJobOwners = map[string]string{"vision": "alice", "nlp": "carol"}
+
+// notebookOpen is who gets through to a notebook: its owner (the matrix's
+// job is a training job, so the owner is told only notebooks open: 400),
+// no one else until the owner shares it; anonymous people sign in first.
+func notebookOpen(p person, team, _ string) answer {
+	switch {
+	case p.name == "":
+		return toSignIn
+	case p.name == matrixJobOwners[team]:
+		return served
+	}
+	return refused
+}
+
+// endpointCall: without an endpoint key everyone is refused with 401.
+func endpointCall(person, string, string) answer { return toSignIn }
 
 // expectations covers every route of the router; a route missing here fails
 // the test. In paths, :team is the team of the pass, :name its job (a
@@ -259,6 +282,42 @@ var expectations = map[string]matrixRoute{
 	"POST /api/v1/prices":                           {access: adminsOnly, json: `{"usdPerHour":"-1"}`},
 	"GET /api/v1/allowlist":                         {access: adminsOnly},
 	"PUT /api/v1/allowlist":                         {access: adminsOnly, json: `{"registries":["https://not a registry"]}`},
+	// The matrix's jobs are training jobs: share answers members 400 and
+	// the key routes answer 404, as for a job that is no endpoint.
+	"GET /teams/:team/jobs/:name/open": {access: signedIn, custom: func(p person, _, _ string) answer {
+		if p.name == "" {
+			return toSignIn
+		}
+		return served
+	}},
+	"POST /teams/:team/jobs/:name/share":                  {access: member, form: url.Values{"shared": {"1"}}},
+	"POST /teams/:team/jobs/:name/keys":                   {access: member, form: url.Values{"label": {"matrix"}, "days": {"1"}}, absent: true},
+	"POST /teams/:team/jobs/:name/keys/:id/revoke":        {access: member, form: url.Values{}, absent: true},
+	"POST /api/v1/teams/:team/jobs/:name/share":           {access: member, json: `{"shared":true}`},
+	"GET /api/v1/teams/:team/jobs/:name/keys":             {access: member, absent: true},
+	"POST /api/v1/teams/:team/jobs/:name/keys":            {access: member, json: `{"label":"matrix"}`, absent: true},
+	"POST /api/v1/teams/:team/jobs/:name/keys/:id/revoke": {access: member, absent: true},
+	"GET /teams/:team/jobs/:name/open/*path":              {access: member, custom: notebookOpen},
+	"GET /endpoints/:team/:name":                          {access: public, custom: endpointCall},
+	"GET /endpoints/:team/:name/*path":                    {access: public, custom: endpointCall},
+	"HEAD /teams/:team/jobs/:name/open/*path":             {access: member, custom: notebookOpen},
+	"HEAD /endpoints/:team/:name":                         {access: public, custom: endpointCall},
+	"HEAD /endpoints/:team/:name/*path":                   {access: public, custom: endpointCall},
+	"POST /teams/:team/jobs/:name/open/*path":             {access: member, custom: notebookOpen},
+	"POST /endpoints/:team/:name":                         {access: public, custom: endpointCall},
+	"POST /endpoints/:team/:name/*path":                   {access: public, custom: endpointCall},
+	"PUT /teams/:team/jobs/:name/open/*path":              {access: member, custom: notebookOpen},
+	"PUT /endpoints/:team/:name":                          {access: public, custom: endpointCall},
+	"PUT /endpoints/:team/:name/*path":                    {access: public, custom: endpointCall},
+	"PATCH /teams/:team/jobs/:name/open/*path":            {access: member, custom: notebookOpen},
+	"PATCH /endpoints/:team/:name":                        {access: public, custom: endpointCall},
+	"PATCH /endpoints/:team/:name/*path":                  {access: public, custom: endpointCall},
+	"DELETE /teams/:team/jobs/:name/open/*path":           {access: member, custom: notebookOpen},
+	"DELETE /endpoints/:team/:name":                       {access: public, custom: endpointCall},
+	"DELETE /endpoints/:team/:name/*path":                 {access: public, custom: endpointCall},
+	"OPTIONS /teams/:team/jobs/:name/open/*path":          {access: member, custom: notebookOpen},
+	"OPTIONS /endpoints/:team/:name":                      {access: public, custom: endpointCall},
+	"OPTIONS /endpoints/:team/:name/*path":                {access: public, custom: endpointCall},
 }
 
 // person is a seeded user of the dev IdP and deploy/local/teams.yaml.
@@ -297,6 +356,9 @@ const (
 
 // want is the answer a person should get on a route about team.
 func (r matrixRoute) want(p person, team, method string, by via) answer {
+	if r.custom != nil {
+		return r.custom(p, team, method)
+	}
 	if r.access == public {
 		return served
 	}
@@ -367,7 +429,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	// Real jobs in each team, launched by a member: one the pages act on and
 	// the browser deletes, one the API deletes.
-	owners := map[string]string{"vision": "alice", "nlp": "carol"}
+	owners := matrixJobOwners
 	pageJobs, apiJobs := map[string]matrixJob{}, map[string]matrixJob{}
 	for _, team := range []string{"vision", "nlp"} {
 		pageJobs[team] = launchJob(t, bearers[owners[team]], team)

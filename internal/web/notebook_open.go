@@ -50,6 +50,10 @@ func (h *handler) notebookOpen(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if catalog.Kind(rec.Kind) != catalog.KindNotebook {
+		h.fail(c, fmt.Errorf("open %s/%s: %w", team, name, errNotANotebook))
+		return
+	}
 	r := c.Request
 	origin := r.Header.Get("Origin")
 	if isUpgrade(r) && !sameOrigin(h.PublicURL, origin) ||

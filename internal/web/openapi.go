@@ -45,7 +45,7 @@ const (
 
 // apiOperations is every /api/v1 route, documented.
 func apiOperations() []apiOperation {
-	return []apiOperation{
+	ops := []apiOperation{
 		{Method: http.MethodGet, Path: "/openapi.json", Tag: "meta", Summary: "This document.", Who: whoAnyone, Status: http.StatusOK, Object: true},
 		{Method: http.MethodGet, Path: "/me", Tag: "meta", Summary: "Who the caller is, with teams and role.", Who: whoSignedIn,
 			Status: http.StatusOK, Response: meResponse{}, Errors: []int{401}},
@@ -167,6 +167,7 @@ func apiOperations() []apiOperation {
 		{Method: http.MethodPut, Path: "/allowlist", Tag: "allowlist", Summary: "Replace the image registry allowlist; publishing and launches use it from then on.", Who: whoAdmin,
 			Body: apiAllowlistBody{}, Status: http.StatusOK, Response: apiAllowlist{}, Errors: []int{400, 401, 403, 422}},
 	}
+	return append(ops, proxyOperations()...)
 }
 
 // openAPIPath writes a router path as OpenAPI does: /teams/{team}/jobs.

@@ -1,10 +1,17 @@
 package web
 
 import (
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
 )
+
+// proxiedMethods are the methods the proxies pass on (CONNECT and TRACE
+// are not).
+var proxiedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions}
 
 // proxyRoutes are the ways into notebooks and endpoints through the portal,
 // notebook sharing and endpoint keys (pages and their /api/v1 twins).
@@ -27,7 +34,9 @@ func (h *handler) proxyRoutes(r *gin.Engine, signedIn, api *gin.RouterGroup) {
 		},
 		h.Auth.SessionUser(h.fail), h.requirePageUser}
 	r.GET("/teams/:team/jobs/:name/open", append(open, h.notebookOpenRedirect)...)
-	r.Any("/teams/:team/jobs/:name/open/*path", append(open, h.notebookOpen)...)
+	for _, m := range proxiedMethods {
+		r.Handle(m, "/teams/:team/jobs/:name/open/*path", append(open, h.notebookOpen)...)
+	}
 
 	signedIn.POST("/teams/:team/jobs/:name/share", h.jobShare)
 	signedIn.POST("/teams/:team/jobs/:name/keys", h.endpointKeysCreate)
@@ -39,6 +48,8 @@ func (h *handler) proxyRoutes(r *gin.Engine, signedIn, api *gin.RouterGroup) {
 	api.POST("/teams/:team/jobs/:name/keys/:id/revoke", h.apiEndpointKeysRevoke)
 
 	// Endpoint callers are programs with a key: no session, no CSRF.
-	r.Any("/endpoints/:team/:name", h.endpointCall)
-	r.Any("/endpoints/:team/:name/*path", h.endpointCall)
+	for _, m := range proxiedMethods {
+		r.Handle(m, "/endpoints/:team/:name", h.endpointCall)
+		r.Handle(m, "/endpoints/:team/:name/*path", h.endpointCall)
+	}
 }
