@@ -260,6 +260,22 @@ func allocationFromPod(p *corev1.Pod) cost.Allocation {
 func (r *Reclaimer) scanJob(ctx context.Context, l store.Launch, p Policy, ep *store.IdleEpisode, hold *store.IdleHold) error {
 	now := r.now()
 	kind := catalog.Kind(l.Kind)
+	if ep != nil && ep.Action == actScaled && ep.ClosedAt == nil {
+		// A recorded scale-down that did not hold (or never happened).
+		if replicas, minimum, err := r.endpointReplicas(ctx, l); err != nil {
+			return err
+		} else if replicas > minimum && ep.ActedAt != nil && now.Sub(*ep.ActedAt) < 2*r.Settings.Interval {
+			return r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum)
+		}
+	}
+	if ep != nil && ep.Action == actStopped {
+		// A stop recorded (and audited) whose scale-down was not confirmed:
+		// issue it again, it changes nothing twice.
+		if err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0); err != nil {
+			return err
+		}
+		return r.Store.CloseIdleEpisode(ctx, ep.ID, now, actStopped)
+	}
 	run, err := r.runningOf(l)
 	if err != nil {
 		return err
@@ -347,28 +363,8 @@ func (r *Reclaimer) flag(ctx context.Context, l store.Launch, p Policy, e store.
 
 // scaleDown scales an idle endpoint to its template's minimum replicas.
 func (r *Reclaimer) scaleDown(ctx context.Context, l store.Launch, p Policy, e store.IdleEpisode, run running, now time.Time) error {
-	d, err := r.Jobs.Deployment(l.Namespace, l.Name)
-	if err != nil {
-		return err
-	}
-	t, err := r.Templates.Template(ctx, l.Template, l.TemplateVersion)
-	if err != nil {
-		return err
-	}
-	minimum := int32(1)
-	if t.Parameters.Replicas != nil {
-		minimum = int32(t.Parameters.Replicas.Min)
-	}
-	replicas := int32(1)
-	if d.Spec.Replicas != nil {
-		replicas = *d.Spec.Replicas
-	}
-	if replicas <= minimum {
-		return nil
-	}
-	// Scaling to the same number twice changes nothing; the episode's
-	// unique open row keeps a second leader from auditing it again.
-	if err := r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum); err != nil {
+	replicas, minimum, err := r.endpointReplicas(ctx, l)
+	if err != nil || replicas <= minimum {
 		return err
 	}
 	freed := run.alloc
@@ -384,11 +380,36 @@ func (r *Reclaimer) scaleDown(ctx context.Context, l store.Launch, p Policy, e s
 	if err != nil {
 		return err
 	}
-	_, err = r.Store.OpenIdleEpisode(ctx, e, n, &entry)
-	if errors.Is(err, store.ErrEpisodeOpen) {
-		return nil
+	// Recorded first, with its audit entry: the episode's unique open row
+	// keeps a second replica from scaling or auditing it again, and an
+	// open scaled episode is scaled again until it holds (scanJob).
+	if _, err = r.Store.OpenIdleEpisode(ctx, e, n, &entry); err != nil {
+		if errors.Is(err, store.ErrEpisodeOpen) {
+			return nil
+		}
+		return err
 	}
-	return err
+	return r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum)
+}
+
+// endpointReplicas is an endpoint's replicas now and its template's minimum.
+func (r *Reclaimer) endpointReplicas(ctx context.Context, l store.Launch) (replicas, minimum int32, err error) {
+	d, err := r.Jobs.Deployment(l.Namespace, l.Name)
+	if err != nil {
+		return 0, 0, err
+	}
+	t, err := r.Templates.Template(ctx, l.Template, l.TemplateVersion)
+	if err != nil {
+		return 0, 0, err
+	}
+	minimum, replicas = 1, 1
+	if t.Parameters.Replicas != nil {
+		minimum = int32(t.Parameters.Replicas.Min)
+	}
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	return replicas, minimum, nil
 }
 
 // follow looks at a job with an open episode: used again closes it; a
@@ -416,11 +437,11 @@ func (r *Reclaimer) follow(ctx context.Context, l store.Launch, p Policy, ep sto
 	return r.stop(ctx, l, p, ep, run, now)
 }
 
-// stop scales a warned notebook to zero; its workspace claim stays.
+// stop scales a warned notebook to zero; its workspace claim stays. The
+// stop is recorded first, with its audit entry, by whichever replica
+// claims the episode; that one scales and closes it, and a replica that
+// finds it recorded but open scales again (see scanJob).
 func (r *Reclaimer) stop(ctx context.Context, l store.Launch, p Policy, ep store.IdleEpisode, run running, now time.Time) error {
-	if err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0); err != nil {
-		return err
-	}
 	if err := r.price(ctx, &ep, run.alloc, now); err != nil {
 		return err
 	}
@@ -431,8 +452,14 @@ func (r *Reclaimer) stop(ctx context.Context, l store.Launch, p Policy, ep store
 	if err != nil {
 		return err
 	}
-	_, err = r.Store.ActOnIdleEpisode(ctx, ep, true, n, &entry)
-	return err
+	claimed, err := r.Store.ActOnIdleEpisode(ctx, ep, false, n, &entry)
+	if err != nil || !claimed {
+		return err
+	}
+	if err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0); err != nil {
+		return err
+	}
+	return r.Store.CloseIdleEpisode(ctx, ep.ID, now, actStopped)
 }
 
 // price sets what a reclaim freed: the GPUs, the GPU-hours they sat idle

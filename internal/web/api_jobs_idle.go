@@ -14,22 +14,26 @@ import (
 
 // apiIdlePolicy is an idle reclaim policy as JSON.
 type apiIdlePolicy struct {
-	Team             string    `json:"team"`
-	Kind             string    `json:"kind"`
-	ThresholdPercent float64   `json:"thresholdPercent"`
-	WindowSeconds    int       `json:"windowSeconds"`
-	GraceSeconds     int       `json:"graceSeconds"`
-	ExtensionSeconds int       `json:"extensionSeconds"`
-	Action           string    `json:"action"`
-	Default          bool      `json:"default"`
-	UpdatedBy        string    `json:"updatedBy,omitempty"`
-	UpdatedAt        time.Time `json:"updatedAt,omitzero"`
+	Team             string     `json:"team"`
+	Kind             string     `json:"kind"`
+	ThresholdPercent float64    `json:"thresholdPercent"`
+	WindowSeconds    int        `json:"windowSeconds"`
+	GraceSeconds     int        `json:"graceSeconds"`
+	ExtensionSeconds int        `json:"extensionSeconds"`
+	Action           string     `json:"action"`
+	Default          bool       `json:"default"`
+	UpdatedBy        string     `json:"updatedBy,omitempty"`
+	UpdatedAt        *time.Time `json:"updatedAt,omitempty"`
 }
 
 func apiIdlePolicyOf(p reclaim.Policy) apiIdlePolicy {
-	return apiIdlePolicy{Team: p.Team, Kind: string(p.Kind), ThresholdPercent: p.Threshold, WindowSeconds: int(p.Window.Seconds()),
+	out := apiIdlePolicy{Team: p.Team, Kind: string(p.Kind), ThresholdPercent: p.Threshold, WindowSeconds: int(p.Window.Seconds()),
 		GraceSeconds: int(p.Grace.Seconds()), ExtensionSeconds: int(p.Extension.Seconds()), Action: p.Action(),
-		Default: !p.Stored, UpdatedBy: p.UpdatedBy, UpdatedAt: p.UpdatedAt}
+		Default: !p.Stored, UpdatedBy: p.UpdatedBy}
+	if p.Stored {
+		out.UpdatedAt = &p.UpdatedAt
+	}
+	return out
 }
 
 // apiIdleReclaimed is what the reclaim did to a job and what it freed.
