@@ -79,6 +79,8 @@ type JobProps struct {
 	Actions                           []JobAction
 	// Scale is set for endpoints: the replica range and current value.
 	Scale *ScaleForm
+	// Verdict is the result section (accepted or rejected); nil without accounting.
+	Verdict *VerdictProps
 	// Open is set for notebooks, Endpoint for inference endpoints: how to
 	// reach them through the portal.
 	Open     *NotebookOpenPanel

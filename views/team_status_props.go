@@ -22,6 +22,8 @@ type TeamStatusProps struct {
 	// AsOf is when the wait and cost figures were computed (HH:MM:SS UTC);
 	// they are shared between requests for a few seconds.
 	AsOf string
+	// Cost is the cost per accepted result and why GPUs were idle; nil without accounting.
+	Cost *TeamCostProps
 }
 
 // QuotaUseRow is one flavor's quota of a queue.
@@ -60,6 +62,8 @@ type ClusterProps struct {
 	Counts     []QueueCountRow
 	Teams      []TeamSpendRow
 	MonthLabel string
+	// Weekly is each team's useful, idle and failed GPU-hours per week.
+	Weekly []TeamWeeksChart
 }
 
 // PoolRow is a node pool's capacity, allocation and utilization.

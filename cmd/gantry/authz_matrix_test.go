@@ -83,6 +83,7 @@ const (
 	withTeam                 // signed-in users in a team (the page is about their team)
 	member                   // members of the team in the path (or the form), and admins
 	leads                    // leads of a team, and admins
+	teamLead                 // leads of the team in the path, and admins; its other members are refused
 	adminsOnly               // Gantry admins
 )
 
@@ -282,6 +283,20 @@ var expectations = map[string]matrixRoute{
 	"POST /api/v1/prices":                           {access: adminsOnly, json: `{"usdPerHour":"-1"}`},
 	"GET /api/v1/allowlist":                         {access: adminsOnly},
 	"PUT /api/v1/allowlist":                         {access: adminsOnly, json: `{"registries":["https://not a registry"]}`},
+	// Accepted results: only the job's owner, its team's leads and admins
+	// judge a result; in the seeded teams every member is one or the other.
+	// The verdicts and months sent are invalid, so nothing is recorded.
+	"POST /teams/:team/jobs/:name/verdict":        {access: member, form: url.Values{"verdict": {"maybe"}}},
+	"POST /teams/:team/acceptance-rule":           {access: teamLead, form: url.Values{"acceptSucceeded": {"off"}}},
+	"GET /admin/shared-costs":                     {access: adminsOnly},
+	"POST /admin/shared-costs":                    {access: adminsOnly, form: url.Values{"month": {"not a month"}}},
+	"POST /admin/cost-comparison":                 {access: adminsOnly, form: url.Values{"month": {"not a month"}}},
+	"POST /api/v1/teams/:team/jobs/:name/verdict": {access: member, json: `{"verdict":"maybe"}`},
+	"PUT /api/v1/teams/:team/acceptance-rule":     {access: teamLead, json: `{}`},
+	"GET /api/v1/teams/:team/cost":                {access: member},
+	"GET /api/v1/admin/shared-costs":              {access: adminsOnly},
+	"PUT /api/v1/admin/shared-costs":              {access: adminsOnly, json: `{"month":"not a month"}`},
+	"PUT /api/v1/admin/cost-comparison":           {access: adminsOnly, json: `{"month":"not a month"}`},
 	// The matrix's jobs are training jobs: share answers members 400 and
 	// the key routes answer 404, as for a job that is no endpoint.
 	"GET /teams/:team/jobs/:name/open": {access: signedIn, custom: func(p person, _, _ string) answer {
@@ -386,6 +401,13 @@ func (r matrixRoute) want(p person, team, method string, by via) answer {
 	case withTeam:
 		if p.team == "" {
 			return hidden
+		}
+	case teamLead:
+		if !p.admin && p.team != team {
+			return hidden
+		}
+		if !p.admin && !p.lead {
+			return refused
 		}
 	case member:
 		if !p.admin && p.team != team {

@@ -149,6 +149,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	statusDeps.Accounting = accountingOf(db, auditLog)
 	jobCache.Start(ctx)
 	// Job pages answer "not synced" until the job cache has listed once;
 	// a just-launched job's page must not.

@@ -10,6 +10,7 @@ import (
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/config"
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
@@ -103,4 +104,12 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 type poolReader struct {
 	*kube.Cache
 	*kube.NodeCache
+}
+
+// accountingOf is cost per accepted unit over the database: verdicts, team
+// rules, shared costs, the endpoint proxy's hourly counts and idle
+// reclaim's episodes.
+func accountingOf(db *store.Store, auditLog *audit.Log) *cost.Accounting {
+	return &cost.Accounting{Store: db, Audit: auditLog,
+		Endpoints: cost.StoreEndpointUsage{Hours: db}, Reclaims: cost.StoreReclaims{Episodes: db}}
 }

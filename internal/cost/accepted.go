@@ -2,6 +2,7 @@ package cost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,6 +52,7 @@ type AccountingStore interface {
 	CostComparisons(ctx context.Context) ([]store.CostComparison, error)
 	SetVerdict(ctx context.Context, v store.RunVerdict) (store.RunVerdict, error)
 	Verdict(ctx context.Context, namespace, job string) (store.RunVerdict, error)
+	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	SetAcceptanceRule(ctx context.Context, team string, on bool, by string, at time.Time) (store.AcceptanceRule, bool, error)
 	SetPoolSharedCost(ctx context.Context, c store.PoolSharedCost) (store.PoolSharedCost, error)
 	SetCostComparison(ctx context.Context, c store.CostComparison) (store.CostComparison, error)
@@ -367,4 +369,37 @@ func (a *Accounting) SharedCosts(ctx context.Context, month time.Time) (SharedCo
 		return SharedCostsPage{}, err
 	}
 	return SharedCostsPage{Month: MonthKey(month), Costs: costs, Comparison: ComparisonFor(cs, month)}, nil
+}
+
+// JobResult is the verdict on a job's result: a person's, or the team
+// rule's when it accepts one of the job's succeeded runs.
+type JobResult struct {
+	// Verdict is nil when no person decided.
+	Verdict *store.RunVerdict `json:"verdict"`
+	ByRule  bool              `json:"acceptedByRule"`
+}
+
+// JobResult reads the verdict on a job's result.
+func (a *Accounting) JobResult(ctx context.Context, team, namespace, job string) (JobResult, error) {
+	v, err := a.Store.Verdict(ctx, namespace, job)
+	switch {
+	case err == nil:
+		return JobResult{Verdict: &v}, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return JobResult{}, err
+	}
+	rule, err := a.Store.TeamAcceptanceRule(ctx, team)
+	if err != nil || rule.AcceptFrom.IsZero() {
+		return JobResult{}, err
+	}
+	runs, err := a.Store.JobRuns(ctx, namespace, job)
+	if err != nil {
+		return JobResult{}, err
+	}
+	for _, r := range runs {
+		if r.Outcome == OutcomeSucceeded && rule.Covers(r.EndedAt) {
+			return JobResult{ByRule: true}, nil
+		}
+	}
+	return JobResult{}, nil
 }

@@ -277,11 +277,14 @@ type CauseCost struct {
 	USD   money.USD `json:"usd"`
 }
 
-// Reclaim is GPU time freed by stopping or scaling down an idle job.
+// Reclaim is an idle job idle reclaim stopped or scaled down: the GPUs
+// it freed, and the idle GPU-hours and money before it was reclaimed.
 type Reclaim struct {
-	Job      string    `json:"job"`
-	GPUHours float64   `json:"gpuHours"`
-	USD      money.USD `json:"usd"`
+	Job       string    `json:"job"`
+	Action    string    `json:"action"` // stopped, scaled
+	GPUsFreed int64     `json:"gpusFreed"`
+	GPUHours  float64   `json:"idleGpuHours"`
+	USD       money.USD `json:"idleUsd"`
 }
 
 // IdleReport answers "why are our GPUs idle?" for a month: idle GPU-hours
@@ -294,7 +297,8 @@ type IdleReport struct {
 	ByKind       []IdleShare `json:"byKind"`
 	// Reclaimed is nil when no reclaim record source is wired.
 	Reclaimed         []Reclaim   `json:"reclaimed"`
-	ReclaimedGPUHours float64     `json:"reclaimedGpuHours"`
+	ReclaimedGPUHours float64     `json:"reclaimedIdleGpuHours"`
+	ReclaimedGPUs     int64       `json:"reclaimedGpus"`
 	FailedByCause     []CauseCost `json:"failedByCause"`
 }
 
@@ -352,6 +356,7 @@ func Idle(runs []store.AccountedRun, reclaims []Reclaim, top int) IdleReport {
 	rep.Reclaimed = reclaims
 	for _, r := range reclaims {
 		rep.ReclaimedGPUHours += r.GPUHours
+		rep.ReclaimedGPUs += r.GPUsFreed
 	}
 	for _, k := range slices.Sorted(maps.Keys(causes)) {
 		rep.FailedByCause = append(rep.FailedByCause, *causes[k])

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
@@ -46,6 +47,7 @@ func (h *handler) apiFail(c *gin.Context, err error) {
 		teamInvalid    *teamadmin.ValidationError
 		catalogInvalid *catalogadmin.ValidationError
 		publishRefused *catalogadmin.PolicyError
+		costInvalid    *cost.InputError
 		proxyInvalid   *proxy.ValidationError
 	)
 	out := apiErrorBody{RequestID: requestIDOf(c)}
@@ -58,6 +60,8 @@ func (h *handler) apiFail(c *gin.Context, err error) {
 		out.Problems = catalogInvalid.Problems
 	case errors.As(err, &publishRefused):
 		out.Problems = publishRefused.Violations
+	case errors.As(err, &costInvalid):
+		out.Fields = costInvalid.Fields
 	case errors.As(err, &proxyInvalid):
 		out.Fields = proxyInvalid.Fields
 	default:

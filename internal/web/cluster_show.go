@@ -69,6 +69,7 @@ func (h *handler) clusterShow(c *gin.Context) {
 	for _, t := range teams {
 		p.Teams = append(p.Teams, views.TeamSpendRow{Team: t, SpendView: spendView(cs.Month.ByTeam[t])})
 	}
+	p.Weekly = h.clusterWeeklyCharts(c)
 	h.render(c, http.StatusOK, views.ClusterPage(h.nav(c, "cluster"), p))
 }
 

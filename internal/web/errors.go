@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/proxy"
@@ -101,6 +102,7 @@ func describe(err error) problem {
 	var reserved *auth.ReservedNameError
 	var tokenOwner *auth.TokenOwnerError
 	var proxyInvalid *proxy.ValidationError
+	var costInvalid *cost.InputError
 	switch {
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
@@ -192,6 +194,14 @@ func describe(err error) problem {
 		return problem{http.StatusUnprocessableEntity, "Not published", publishRefused.Error()}
 	case errors.As(err, &teamInvalid):
 		return problem{http.StatusUnprocessableEntity, "Check your input", teamInvalid.Error()}
+	case errors.Is(err, errAccountingOff):
+		return problem{http.StatusNotFound, "Not found", "Accepted results and shared costs are not switched on in this portal."}
+	case errors.Is(err, errNotOwnerOrLead):
+		return problem{http.StatusForbidden, "Not allowed", "Only the job's owner, a lead of its team or an admin can accept or reject its result."}
+	case errors.Is(err, errNotLead):
+		return problem{http.StatusForbidden, "Not allowed", "Only a lead of this team or an admin can change the team's acceptance rule."}
+	case errors.As(err, &costInvalid):
+		return problem{http.StatusUnprocessableEntity, "Check your input", costInvalid.Error()}
 	case errors.Is(err, errNotAdmin):
 		return problem{http.StatusForbidden, "Admins only", "Only Gantry admins can open this page."}
 	case errors.Is(err, errQuotaOff):

@@ -192,6 +192,7 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 		Team: rec.Team, Name: rec.Name, Kind: rec.Kind, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion,
 		Pool: st.Pool, Namespace: rec.Namespace, Status: panel, Manifest: rec.Manifest,
 	}
+	p.Verdict = h.verdictProps(c, rec)
 	var params map[string]string
 	if err := json.Unmarshal(rec.Parameters, &params); err == nil {
 		for _, k := range slices.Sorted(maps.Keys(params)) {

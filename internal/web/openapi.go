@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/money"
 )
 
 // apiOperation documents one /api/v1 route. The OpenAPI document is built
@@ -167,7 +169,7 @@ func apiOperations() []apiOperation {
 		{Method: http.MethodPut, Path: "/allowlist", Tag: "allowlist", Summary: "Replace the image registry allowlist; publishing and launches use it from then on.", Who: whoAdmin,
 			Body: apiAllowlistBody{}, Status: http.StatusOK, Response: apiAllowlist{}, Errors: []int{400, 401, 403, 422}},
 	}
-	return append(ops, proxyOperations()...)
+	return append(append(ops, proxyOperations()...), accountingOperations()...)
 }
 
 // openAPIPath writes a router path as OpenAPI does: /teams/{team}/jobs.
@@ -279,6 +281,9 @@ func schemaOf(t reflect.Type) map[string]any {
 	switch t {
 	case reflect.TypeFor[time.Time]():
 		return map[string]any{"type": "string", "format": "date-time"}
+	case reflect.TypeFor[money.USD]():
+		// Dollars as an exact decimal number: 0.533333.
+		return map[string]any{"type": "number"}
 	case reflect.TypeFor[json.RawMessage]():
 		return map[string]any{}
 	}

@@ -218,8 +218,13 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		signedIn.GET("/teams/:team", h.teamShow)
 		signedIn.GET("/teams/:team/ledger.csv", h.teamLedgerCSV)
 		signedIn.GET("/admin/cluster", h.adminOnly, h.clusterShow)
+		signedIn.POST("/teams/:team/acceptance-rule", h.teamAcceptanceRule)
+		signedIn.GET("/admin/shared-costs", h.adminOnly, h.adminSharedCostsList)
+		signedIn.POST("/admin/shared-costs", h.adminOnly, h.adminSharedCostsSet)
+		signedIn.POST("/admin/cost-comparison", h.adminOnly, h.adminCostComparisonSet)
 		if d.Jobs != nil {
 			signedIn.GET("/teams/:team/jobs/:name/queue", h.jobQueueStatus)
+			signedIn.POST("/teams/:team/jobs/:name/verdict", h.jobVerdict)
 		}
 	}
 
@@ -319,8 +324,14 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		api.GET("/teams/:team/status", h.apiTeamStatus)
 		api.GET("/teams/:team/ledger", h.apiTeamLedger)
 		api.GET("/cluster/status", h.apiClusterStatus)
+		api.GET("/teams/:team/cost", h.apiTeamsCost)
+		api.PUT("/teams/:team/acceptance-rule", h.apiTeamsAcceptanceRule)
+		api.GET("/admin/shared-costs", h.adminOnly, h.apiSharedCostsList)
+		api.PUT("/admin/shared-costs", h.adminOnly, h.apiSharedCostsSet)
+		api.PUT("/admin/cost-comparison", h.adminOnly, h.apiCostComparisonSet)
 		if d.Jobs != nil {
 			api.GET("/teams/:team/jobs/:name/status", h.apiJobStatus)
+			api.POST("/teams/:team/jobs/:name/verdict", h.apiJobsVerdict)
 		}
 	}
 	return r, probes, nil

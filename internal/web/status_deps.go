@@ -27,6 +27,9 @@ type StatusDeps struct {
 	// GPU may be nil when no Prometheus is configured.
 	GPU   GPUMetrics
 	Pools PoolReader
+	// Accounting serves accepted results, cost per accepted unit and
+	// shared costs; nil answers their pages and routes with 404.
+	Accounting AccountingService
 }
 
 // StatusWorkloads is the part of the job cache the status pages read.

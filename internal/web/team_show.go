@@ -77,7 +77,9 @@ func (h *handler) teamShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), teamStatusProps(ts)))
+	p := teamStatusProps(ts)
+	p.Cost = h.teamCostProps(c, team)
+	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), p))
 }
 
 func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, error) {

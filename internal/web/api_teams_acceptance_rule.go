@@ -1,0 +1,44 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/auth"
+)
+
+// apiAcceptanceRuleBody is the body of PUT /api/v1/teams/{team}/acceptance-rule.
+type apiAcceptanceRuleBody struct {
+	AcceptSucceeded *bool `json:"acceptSucceeded"`
+}
+
+// apiTeamsAcceptanceRule turns the team's rule that accepts succeeded runs on or off.
+func (h *handler) apiTeamsAcceptanceRule(c *gin.Context) {
+	acc, err := h.accounting()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	u, _ := auth.CurrentUser(c)
+	team := c.Param("team")
+	if !canSeeTeam(u, team) {
+		h.fail(c, errNotYourTeam)
+		return
+	}
+	if !leads(u, team) {
+		h.fail(c, errNotLead)
+		return
+	}
+	var body apiAcceptanceRuleBody
+	if err := c.ShouldBindJSON(&body); err != nil || body.AcceptSucceeded == nil {
+		h.apiBadBody(c, err, `Send a JSON object: {"acceptSucceeded": true or false}.`)
+		return
+	}
+	r, err := acc.SetRule(c.Request.Context(), accountingActor(c, u), team, *body.AcceptSucceeded)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, r)
+}
