@@ -195,4 +195,17 @@ func TestIdleNotebookIsWarnedThenStoppedWithItsWorkspace(t *testing.T) {
 	status, page = bobBrowser.do(http.MethodGet, "/teams/vision/jobs/"+kept, nil, "")
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, page, "Exempt from idle reclaim by bob: long evaluation reads the GPU only at the end")
+
+	// Its status says idle now once its last 2 minutes of samples are all under the threshold.
+	require.Eventually(t, func() bool {
+		var s struct {
+			GPU *struct {
+				Idle bool `json:"idle"`
+			} `json:"gpu"`
+		}
+		return alice.call(http.MethodGet, "/api/v1/teams/vision/jobs/"+kept+"/status", "", &s) == http.StatusOK && s.GPU != nil && s.GPU.Idle
+	}, 3*time.Minute, 2*time.Second, "the exempted notebook is idle now")
+	status, page = aliceBrowser.do(http.MethodGet, "/teams/vision/jobs/"+kept, nil, "")
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, page, `data-testid="idle-badge">idle now</span>`)
 }
