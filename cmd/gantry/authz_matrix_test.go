@@ -206,8 +206,8 @@ var expectations = map[string]matrixRoute{
 	// The matrix's job is a training job: keeping it running is refused
 	// with 409 (served), an exemption without a reason with 422.
 	"POST /teams/:team/jobs/:name/idle/keep":            {access: member, form: url.Values{}},
-	"POST /teams/:team/jobs/:name/idle/exempt":          {access: leads, form: url.Values{"reason": {""}}},
-	"POST /teams/:team/jobs/:name/idle/unexempt":        {access: leads, form: url.Values{}},
+	"POST /teams/:team/jobs/:name/idle/exempt":          {access: teamLead, form: url.Values{"reason": {""}}},
+	"POST /teams/:team/jobs/:name/idle/unexempt":        {access: teamLead, form: url.Values{}},
 	"GET /admin/idle":                                   {access: adminsOnly},
 	"POST /admin/idle":                                  {access: adminsOnly, form: url.Values{"kind": {"notebook"}, "threshold": {"-1"}}},
 	"GET /team":                                         {access: withTeam},
@@ -250,8 +250,8 @@ var expectations = map[string]matrixRoute{
 	"GET /api/v1/teams/:team/jobs/:name/logs":           {access: member},
 	"GET /api/v1/teams/:team/jobs/:name/idle":           {access: member},
 	"POST /api/v1/teams/:team/jobs/:name/idle/keep":     {access: member},
-	"POST /api/v1/teams/:team/jobs/:name/idle/exempt":   {access: leads, json: `{"reason":""}`},
-	"POST /api/v1/teams/:team/jobs/:name/idle/unexempt": {access: leads},
+	"POST /api/v1/teams/:team/jobs/:name/idle/exempt":   {access: teamLead, json: `{"reason":""}`},
+	"POST /api/v1/teams/:team/jobs/:name/idle/unexempt": {access: teamLead},
 	"GET /api/v1/admin/idle-policies":                   {access: adminsOnly},
 	"PUT /api/v1/admin/idle-policies":                   {access: adminsOnly, json: `{"kind":"notebook","thresholdPercent":-1}`},
 	"GET /api/v1/openapi.json":                          {access: public},
