@@ -41,6 +41,12 @@ func NewCache(client kueueclient.Interface, resync time.Duration) (*Cache, error
 		localQueues:    v1.LocalQueues().Informer(),
 		resourceFlavor: v1.ResourceFlavors().Informer(),
 	}
+	for name, inf := range map[string]cache.SharedIndexInformer{"clusterqueues": c.clusterQueues, "localqueues": c.localQueues,
+		"resourceflavors": c.resourceFlavor} {
+		if err := inf.SetTransform(trimObject); err != nil {
+			return nil, fmt.Errorf("trim %s: %w", name, err)
+		}
+	}
 	if err := c.clusterQueues.AddIndexers(cache.Indexers{indexTeam: teamIndex}); err != nil {
 		return nil, fmt.Errorf("index cluster queues by team: %w", err)
 	}

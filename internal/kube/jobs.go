@@ -38,6 +38,10 @@ type JobCache struct {
 	deployments  cache.SharedIndexInformer
 	pods         cache.SharedIndexInformer
 	workloads    cache.SharedIndexInformer
+	// index orders the launched objects for the job list; indexed tells
+	// whether it has seen every object of the informers' first lists.
+	index   *JobIndex
+	indexed []cache.ResourceEventHandlerRegistration
 }
 
 // NewJobCache sets up the informers; call Start and WaitForSync.
@@ -54,6 +58,7 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 		deployments:  core.Apps().V1().Deployments().Informer(),
 		pods:         core.Core().V1().Pods().Informer(),
 		workloads:    kf.Kueue().V1beta2().Workloads().Informer(),
+		index:        NewJobIndex(),
 	}
 	byTeamAndInstance := cache.Indexers{indexTeam: teamIndex, indexInstance: instanceIndex}
 	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets, "deployments": c.deployments, "pods": c.pods} {
@@ -61,7 +66,7 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 			return nil, fmt.Errorf("index %s: %w", name, err)
 		}
 	}
-	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex}); err != nil {
+	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex, indexRunning: runningWorkloadIndex}); err != nil {
 		return nil, fmt.Errorf("index workloads by owner: %w", err)
 	}
 	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets,
@@ -69,6 +74,13 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 		if err := inf.SetTransform(trimObject); err != nil {
 			return nil, fmt.Errorf("trim %s: %w", name, err)
 		}
+	}
+	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets, "deployments": c.deployments} {
+		reg, err := inf.AddEventHandler(c.index.handler())
+		if err != nil {
+			return nil, fmt.Errorf("order %s for the job list: %w", name, err)
+		}
+		c.indexed = append(c.indexed, reg)
 	}
 	return c, nil
 }
@@ -83,9 +95,7 @@ func trimObject(obj any) (any, error) {
 			delete(a, corev1.LastAppliedConfigAnnotation)
 		}
 	}
-	if n, ok := obj.(*corev1.Node); ok {
-		n.Status.Images = nil
-	}
+	trimSpec(obj)
 	return obj, nil
 }
 
@@ -102,8 +112,24 @@ func (c *JobCache) Start(ctx context.Context) {
 
 // HasSynced reports whether every informer has completed its first list.
 func (c *JobCache) HasSynced() bool {
+	for _, reg := range c.indexed {
+		if !reg.HasSynced() {
+			return false
+		}
+	}
 	return c.jobs.HasSynced() && c.statefulSets.HasSynced() && c.deployments.HasSynced() &&
 		c.pods.HasSynced() && c.workloads.HasSynced()
+}
+
+// JobRefs returns the page of launched workloads q asks for, newest first,
+// and how many match q on every page, from an index kept in the job list's
+// order (the cost of a page is its length, not the number of jobs).
+func (c *JobCache) JobRefs(q JobQuery) ([]JobRef, int, error) {
+	if !c.HasSynced() {
+		return nil, 0, ErrNotSynced
+	}
+	refs, total := c.index.Page(q)
+	return refs, total, nil
 }
 
 // WaitForSync blocks until every informer has listed once, or ctx ends.

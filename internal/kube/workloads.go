@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
+
+// indexRunning files Workloads that hold quota by namespace.
+const indexRunning = "running"
 
 // NamespaceWorkloads returns the Kueue Workloads of a namespace (a team's
 // namespace is team-<name>) from the job cache, sorted by name.
@@ -18,6 +22,20 @@ func (c *JobCache) NamespaceWorkloads(namespace string) ([]*kueue.Workload, erro
 	objs, err := c.workloads.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list workloads of %s from cache: %w", namespace, err)
+	}
+	return sortedByName[*kueue.Workload](objs), nil
+}
+
+// NamespaceRunningWorkloads returns the Workloads of a namespace that hold
+// quota and have not finished, sorted by name: the team page prices these
+// without walking the team's queued and ended ones.
+func (c *JobCache) NamespaceRunningWorkloads(namespace string) ([]*kueue.Workload, error) {
+	if !c.workloads.HasSynced() {
+		return nil, ErrNotSynced
+	}
+	objs, err := c.workloads.GetIndexer().ByIndex(indexRunning, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("list running workloads of %s from cache: %w", namespace, err)
 	}
 	return sortedByName[*kueue.Workload](objs), nil
 }
@@ -92,4 +110,19 @@ func (c *NodeCache) FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// runningWorkloadIndex files a Workload under its namespace while it holds
+// quota and has not finished: the runs the team page prices as running.
+func runningWorkloadIndex(obj any) ([]string, error) {
+	wl, ok := obj.(*kueue.Workload)
+	if !ok || wl.Status.Admission == nil {
+		return nil, nil
+	}
+	for _, c := range wl.Status.Conditions {
+		if c.Type == kueue.WorkloadFinished && c.Status == metav1.ConditionTrue {
+			return nil, nil
+		}
+	}
+	return []string{wl.Namespace}, nil
 }

@@ -15,6 +15,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 )
 
@@ -28,6 +29,25 @@ type teamJobsStub struct {
 
 func (s teamJobsStub) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error) {
 	return s.jobs[team], s.sts[team], nil, nil
+}
+
+// JobRefs pages the stub's objects through the job index the cache keeps.
+func (s teamJobsStub) JobRefs(q kube.JobQuery) ([]kube.JobRef, int, error) {
+	x := kube.NewJobIndex()
+	for _, js := range s.jobs {
+		for _, j := range js {
+			r, _ := kube.JobRefOf(j)
+			x.Add(r)
+		}
+	}
+	for _, ss := range s.sts {
+		for _, st := range ss {
+			r, _ := kube.JobRefOf(st)
+			x.Add(r)
+		}
+	}
+	refs, total := x.Page(q)
+	return refs, total, nil
 }
 
 func (s teamJobsStub) Job(namespace, name string) (*batchv1.Job, error) {

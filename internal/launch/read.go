@@ -1,23 +1,19 @@
 package launch
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
-
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
-// TeamJobLister lists a team's launched workloads from the cache.
+// TeamJobLister lists the teams' launched workloads from the cache's job
+// index, a page at a time.
 type TeamJobLister interface {
 	JobReader
-	TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error)
+	JobRefs(q kube.JobQuery) ([]kube.JobRef, int, error)
 }
 
 // TemplateLister lists the latest template versions.
@@ -83,133 +79,68 @@ type JobPage struct {
 }
 
 // JobList returns page (1-based; out of range pages are clamped) of the jobs
-// matching f, newest first, perPage to a page. It filters on the cached
-// objects' labels, orders by creation time keeping only the jobs up to the
-// page (never sorting all of them), and computes the status of the jobs on
-// the page only.
+// matching f, newest first, perPage to a page. It reads the page from the
+// cache's job index (kept in the list's order, by namespace, owner and
+// kind), so a page costs its own rows whatever the number of jobs, and
+// computes the status of the jobs on the page only.
 func (r Reader) JobList(f JobFilter, page, perPage int) (JobPage, error) {
-	type teamObjects struct {
-		jobs []*batchv1.Job
-		sts  []*appsv1.StatefulSet
-		deps []*appsv1.Deployment
+	perPage = max(perPage, 1)
+	q := kube.JobQuery{Owner: f.Owner, Kind: objectKind(f.Kind), Limit: perPage}
+	teamOf := make(map[string]string, len(f.Teams))
+	for _, t := range f.Teams {
+		ns := Namespace(t)
+		q.Namespaces = append(q.Namespaces, ns)
+		teamOf[ns] = t
 	}
-	all := make([]teamObjects, len(f.Teams))
-	for i, team := range f.Teams {
-		jobs, sts, deps, err := r.Jobs.TeamJobs(team)
-		if err != nil {
+	if f.Kind != "" && q.Kind == "" {
+		return JobPage{Page: 1, Pages: 1}, nil
+	}
+	p := JobPage{Page: max(page, 1)}
+	q.Offset = (p.Page - 1) * perPage
+	refs, total, err := r.Jobs.JobRefs(q)
+	if err != nil {
+		return JobPage{}, err
+	}
+	p.Total, p.Pages = total, max(1, (total+perPage-1)/perPage)
+	if p.Page > p.Pages {
+		p.Page = p.Pages
+		q.Offset = (p.Page - 1) * perPage
+		if refs, p.Total, err = r.Jobs.JobRefs(q); err != nil {
 			return JobPage{}, err
 		}
-		all[i] = teamObjects{jobs, sts, deps}
 	}
-	keep := func(o metav1.Object, kind catalog.Kind) bool {
-		return (f.Owner == "" || o.GetLabels()[catalog.LabelOwner] == f.Owner) && (f.Kind == "" || f.Kind == kind)
-	}
-	each := func(fn func(o metav1.Object, team int, kind catalog.Kind)) {
-		for i, t := range all {
-			for _, j := range t.jobs {
-				if keep(j, catalog.KindTraining) {
-					fn(j, i, catalog.KindTraining)
-				}
-			}
-			for _, s := range t.sts {
-				if keep(s, catalog.KindNotebook) {
-					fn(s, i, catalog.KindNotebook)
-				}
-			}
-			for _, d := range t.deps {
-				if keep(d, catalog.KindInference) {
-					fn(d, i, catalog.KindInference)
-				}
-			}
-		}
-	}
-
-	var total int
-	each(func(metav1.Object, int, catalog.Kind) { total++ })
-	perPage = max(perPage, 1)
-	p := JobPage{Total: total, Pages: max(1, (total+perPage-1)/perPage)}
-	p.Page = min(max(page, 1), p.Pages)
-	from := (p.Page - 1) * perPage
-
-	firsts := newFirstJobs(from + perPage)
-	each(func(o metav1.Object, team int, kind catalog.Kind) {
-		firsts.offer(jobRef{name: o.GetName(), team: f.Teams[team], kind: kind, created: o.GetCreationTimestamp().UnixNano()})
-	})
-	for _, rf := range firsts.inOrder()[min(from, total):] {
-		st, err := StatusOf(r.Jobs, Namespace(rf.team), rf.name, rf.kind)
+	for _, ref := range refs {
+		kind := catalogKind(ref.Kind)
+		st, err := StatusOf(r.Jobs, ref.Namespace, ref.Name, kind)
 		if err != nil {
 			continue // deleted between list and get
 		}
-		st.Team = rf.team // the namespace's team, whatever the labels say
+		st.Team = teamOf[ref.Namespace] // the namespace's team, whatever the labels say
 		p.Statuses = append(p.Statuses, st)
 	}
 	return p, nil
 }
 
-// jobRef is a job in the job list's order: newest first, then by team and name.
-type jobRef struct {
-	name, team string
-	kind       catalog.Kind
-	created    int64
+// objectKind is the kind of object a job of kind k is; "" for none.
+func objectKind(k catalog.Kind) string {
+	switch k {
+	case catalog.KindTraining:
+		return kube.KindJob
+	case catalog.KindNotebook:
+		return kube.KindStatefulSet
+	case catalog.KindInference:
+		return kube.KindDeployment
+	}
+	return ""
 }
 
-func compareJobRefs(a, b jobRef) int {
-	if c := cmp.Compare(b.created, a.created); c != 0 {
-		return c
+// catalogKind is the job kind of an object kind.
+func catalogKind(objectKind string) catalog.Kind {
+	switch objectKind {
+	case kube.KindStatefulSet:
+		return catalog.KindNotebook
+	case kube.KindDeployment:
+		return catalog.KindInference
 	}
-	if c := strings.Compare(a.team, b.team); c != 0 {
-		return c
-	}
-	return strings.Compare(a.name, b.name)
-}
-
-// firstJobs keeps the first n jobs offered to it in the list's order, in a
-// heap whose root is the last of them: a job that comes later than the root
-// costs one comparison, so a page near the top of 10,000 jobs sorts ~n.
-type firstJobs struct {
-	n    int
-	heap []jobRef
-}
-
-func newFirstJobs(n int) *firstJobs { return &firstJobs{n: n, heap: make([]jobRef, 0, min(n, 1024))} }
-
-func (f *firstJobs) offer(r jobRef) {
-	h := f.heap
-	if len(h) < f.n {
-		h = append(h, r)
-		for i := len(h) - 1; i > 0; {
-			parent := (i - 1) / 2
-			if compareJobRefs(h[i], h[parent]) <= 0 {
-				break
-			}
-			h[i], h[parent] = h[parent], h[i]
-			i = parent
-		}
-		f.heap = h
-		return
-	}
-	if f.n == 0 || compareJobRefs(r, h[0]) >= 0 {
-		return
-	}
-	h[0] = r
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if c+1 < len(h) && compareJobRefs(h[c+1], h[c]) > 0 {
-			c++
-		}
-		if compareJobRefs(h[c], h[i]) <= 0 {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
-
-// inOrder returns the kept jobs in the list's order.
-func (f *firstJobs) inOrder() []jobRef {
-	slices.SortFunc(f.heap, compareJobRefs)
-	return f.heap
+	return catalog.KindTraining
 }

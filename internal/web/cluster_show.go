@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -45,6 +44,13 @@ func (h *handler) clusterShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	p := clusterProps(cs)
+	p.Weekly = h.clusterWeeklyCharts(c)
+	h.render(c, http.StatusOK, views.ClusterPage(h.nav(c, "cluster"), p))
+}
+
+// clusterProps is what the cluster page shows of the cluster's status.
+func clusterProps(cs clusterStatus) views.ClusterProps {
 	p := views.ClusterProps{MonthLabel: cs.Month.From.Format("January 2006")}
 	if !cs.Synced {
 		p.Error = "The portal is still reading the cluster; pools appear in a moment. Reload the page."
@@ -69,19 +75,17 @@ func (h *handler) clusterShow(c *gin.Context) {
 	for _, t := range teams {
 		p.Teams = append(p.Teams, views.TeamSpendRow{Team: t, SpendView: spendView(cs.Month.ByTeam[t])})
 	}
-	p.Weekly = h.clusterWeeklyCharts(c)
-	h.render(c, http.StatusOK, views.ClusterPage(h.nav(c, "cluster"), p))
+	return p
 }
 
 func (h *handler) clusterStatusOf(ctx context.Context) (clusterStatus, error) {
 	now := h.Now()
 	cs := clusterStatus{Synced: true}
-	rows, err := h.Status.Costs.LedgerRows(ctx, "", cost.MonthStart(now), now.Add(time.Second))
+	lf, err := h.ledgerFiguresOf(ctx, "", now)
 	if err != nil {
 		return clusterStatus{}, err
 	}
-	cs.Month = cost.Summarize(rows, cost.MonthStart(now), now, topJobs)
-	cs.Month.Ledger = nil
+	cs.Month = lf.month
 	cs.Queues = h.Status.Reader.AllQueues()
 	var util map[string]float64
 	if h.Status.GPU != nil {

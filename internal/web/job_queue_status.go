@@ -105,15 +105,12 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 		flavor = q.Status.Pending.Flavor
 	}
 	if flavor != "" {
-		ws, err := h.Status.Costs.WaitPercentiles(ctx, rec.Team, now.Add(-7*24*time.Hour))
+		// The team's week of ended runs, kept until the ledger changes.
+		lf, err := h.ledgerFiguresOf(ctx, rec.Team, now)
 		if err != nil {
 			return jobQueue{}, err
 		}
-		for _, w := range ws {
-			if w.Flavor == flavor {
-				q.TypicalWait = secs(w.P50)
-			}
-		}
+		q.TypicalWait = secs(lf.weekP50[flavor])
 	}
 	if h.Status.GPU != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
 		end := now

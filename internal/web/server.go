@@ -114,6 +114,9 @@ type handler struct {
 	// teamFigures shares the team page's wait and cost figures between
 	// requests for a few seconds; nil computes them every time.
 	teamFigures *teamFiguresCache
+	// ledgerFigures keeps what the team and cluster pages derive from the
+	// ledger until it changes; nil reads the ledger every time.
+	ledgerFigures *ledgerFiguresCache
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
@@ -136,7 +139,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.ReadyTimeout == 0 {
 		d.ReadyTimeout = 2 * time.Second
 	}
-	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
+	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(), loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
 		return nil, nil, err

@@ -44,10 +44,15 @@ type benchCluster struct {
 	pods   map[string][]*corev1.Pod
 	queues []*kueue.ClusterQueue
 	ledger []store.LedgerRow
+	// index orders the jobs as kube.JobCache does; running holds the
+	// admitted workloads by namespace.
+	index   *kube.JobIndex
+	running map[string][]*kueue.Workload
 }
 
 func newBenchCluster(n int) *benchCluster {
-	c := &benchCluster{jobs: map[string]*batchv1.Job{}, byNS: map[string][]*kueue.Workload{}, owned: map[string][]*kueue.Workload{}, pods: map[string][]*corev1.Pod{}}
+	c := &benchCluster{jobs: map[string]*batchv1.Job{}, byNS: map[string][]*kueue.Workload{}, owned: map[string][]*kueue.Workload{}, pods: map[string][]*corev1.Pod{},
+		index: kube.NewJobIndex(), running: map[string][]*kueue.Workload{}}
 	ns := "team-" + benchTeam
 	now := time.Now()
 	for i := range n {
@@ -70,6 +75,11 @@ func newBenchCluster(n int) *benchCluster {
 				Message: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100-sxm-ib-training, 1 more needed"}}
 		}
 		c.byNS[ns] = append(c.byNS[ns], wl)
+		if wl.Status.Admission != nil {
+			c.running[ns] = append(c.running[ns], wl)
+		}
+		ref, _ := kube.JobRefOf(c.jobs[ns+"/"+name])
+		c.index.Add(ref)
 		c.owned[ns+"/Job/"+name] = []*kueue.Workload{wl}
 		c.pods[ns+"/"+name] = []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: name + "-abcde", Namespace: ns}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}}
 		if i < 2000 {
@@ -152,7 +162,7 @@ func benchHandler(c *benchCluster) *handler {
 		Now:    time.Now,
 		Log:    slog.New(slog.DiscardHandler),
 		Status: &StatusDeps{Reader: queue.StatusReader{Queues: c, Workloads: c}, Jobs: c, Costs: c},
-	}}
+	}, ledgerFigures: newLedgerFiguresCache()}
 }
 
 // runUsers runs page b.N times spread over benchUsers goroutines and reports

@@ -38,6 +38,8 @@ type StatusWorkloads interface {
 	WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error)
 	Pods(namespace, instance string) ([]*corev1.Pod, error)
 	NamespaceWorkloads(namespace string) ([]*kueue.Workload, error)
+	// NamespaceRunningWorkloads are the namespace's Workloads holding quota.
+	NamespaceRunningWorkloads(namespace string) ([]*kueue.Workload, error)
 	AllWorkloads() ([]*kueue.Workload, error)
 }
 
@@ -47,6 +49,8 @@ type CostStore interface {
 	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	WaitPercentiles(ctx context.Context, team string, from time.Time) ([]store.WaitPercentile, error)
 	AllPrices(ctx context.Context) ([]store.GPUPrice, error)
+	// LedgerVersion changes whenever the ledger does.
+	LedgerVersion(ctx context.Context) (int64, error)
 }
 
 // GPUMetrics reads DCGM metrics from Prometheus.

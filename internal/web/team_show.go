@@ -164,48 +164,31 @@ func (h *handler) teamFiguresOf(ctx context.Context, team string) (teamFigures, 
 func (h *handler) computeTeamFigures(ctx context.Context, team string) (teamFigures, error) {
 	now := h.Now()
 	f := teamFigures{asOf: now}
-	from := cost.MonthStart(now)
-	if weekAgo := now.Add(-7 * 24 * time.Hour); weekAgo.Before(from) {
-		from = weekAgo
-	}
-	rows, err := h.Status.Costs.LedgerRows(ctx, team, from, now.Add(time.Second))
+	lf, err := h.ledgerFiguresOf(ctx, team, now)
 	if err != nil {
 		return teamFigures{}, err
 	}
-	var month []store.LedgerRow
-	for _, r := range rows {
-		if !r.EndedAt.Before(cost.MonthStart(now)) {
-			month = append(month, r)
-		}
-	}
-	f.month = cost.Summarize(month, cost.MonthStart(now), now, topJobs)
+	f.month = lf.month
 
-	// Waits of runs admitted in the last week: ended (ledger) and ongoing (cache).
-	type sample struct {
-		flavor   string
-		admitted time.Time
-		wait     float64
-	}
-	samples := make([]sample, 0, len(rows))
-	for _, r := range rows {
-		samples = append(samples, sample{r.Flavor, r.AdmittedAt, r.WaitSeconds})
-	}
+	// Waits of runs admitted in the last week: ended (ledger) and ongoing
+	// (the cache's index of workloads holding quota, not every workload).
 	pr, err := h.prices(ctx)
 	if err != nil {
 		return teamFigures{}, err
 	}
-	wls, err := h.Status.Jobs.NamespaceWorkloads("team-" + team)
+	wls, err := h.Status.Jobs.NamespaceRunningWorkloads("team-" + team)
 	if err != nil && !errors.Is(err, kube.ErrNotSynced) {
 		return teamFigures{}, err
 	}
 	f.unsynced = err != nil
-	samples = slices.Grow(samples, len(wls))
+	samples := make([]waitSample, 0, len(lf.waits)+len(wls))
+	samples = append(samples, lf.waits...)
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
 		if !ok {
 			continue
 		}
-		samples = append(samples, sample{r.Flavor, r.Admitted, r.Wait().Seconds()})
+		samples = append(samples, waitSample{r.Flavor, r.Admitted, r.Wait().Seconds()})
 		// A running run has no outcome yet: it is neither succeeded nor failed.
 		row := store.LedgerRow{GPUs: r.GPUs, AllocatedGPUHours: r.GPUHours()}
 		row.CostUSD, row.USDPerHour = pr.of(r)

@@ -20,15 +20,15 @@ import (
 	"github.com/gantry-dev/gantry/views"
 )
 
-// countingCluster counts how often the team's workloads are walked.
+// countingCluster counts how often the team's running workloads are walked.
 type countingCluster struct {
 	*benchCluster
 	walks atomic.Int64
 }
 
-func (c *countingCluster) NamespaceWorkloads(ns string) ([]*kueue.Workload, error) {
+func (c *countingCluster) NamespaceRunningWorkloads(ns string) ([]*kueue.Workload, error) {
 	c.walks.Add(1)
-	return c.benchCluster.NamespaceWorkloads(ns)
+	return c.benchCluster.NamespaceRunningWorkloads(ns)
 }
 
 // testClock is a clock the test moves.
