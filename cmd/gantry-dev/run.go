@@ -48,6 +48,10 @@ func runPortal(ctx context.Context, s *devcluster.Stack) error {
 		return err
 	}
 	l := s.Layout()
+	// Acceptance pods report through their logs; here a simulator writes them.
+	if err := startSimulator(ctx, l); err != nil {
+		return err
+	}
 	bin := filepath.Join(l.Local(), "bin", "gantry")
 	fmt.Println("  … building the portal")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gantry")

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gantry-dev/gantry/internal/acceptance"
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
@@ -45,24 +46,25 @@ func routes(t *testing.T) gin.RoutesInfo {
 func everything(t *testing.T, with ...func(*web.Deps)) *gin.Engine {
 	t.Helper()
 	d := web.Deps{
-		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
-		CSRFKey:   make([]byte, 32),
-		Store:     (*store.Store)(nil),
-		Sessions:  scs.New(),
-		Login:     (*auth.OIDC)(nil),
-		Auth:      &auth.Authenticator{},
-		Audit:     audit.New(nil, nil),
-		Overviews: nil,
-		Quota:     &web.QuotaDeps{},
-		Launcher:  &launch.Service{},
-		Jobs:      launch.Reader{},
-		Status:    &web.StatusDeps{},
-		Catalog:   &catalogadmin.Admin{},
-		Proxy:     &web.ProxyDeps{},
-		Idle:      &reclaim.Reclaimer{},
-		Static:    static.FS,
-		Registry:  prometheus.NewRegistry(),
-		Log:       slog.New(slog.DiscardHandler),
+		PublicURL:  &url.URL{Scheme: "http", Host: "gantry.test"},
+		CSRFKey:    make([]byte, 32),
+		Store:      (*store.Store)(nil),
+		Sessions:   scs.New(),
+		Login:      (*auth.OIDC)(nil),
+		Auth:       &auth.Authenticator{},
+		Audit:      audit.New(nil, nil),
+		Overviews:  nil,
+		Quota:      &web.QuotaDeps{},
+		Launcher:   &launch.Service{},
+		Jobs:       launch.Reader{},
+		Status:     &web.StatusDeps{},
+		Catalog:    &catalogadmin.Admin{},
+		Proxy:      &web.ProxyDeps{},
+		Idle:       &reclaim.Reclaimer{},
+		Acceptance: &acceptance.Service{},
+		Static:     static.FS,
+		Registry:   prometheus.NewRegistry(),
+		Log:        slog.New(slog.DiscardHandler),
 	}
 	for _, change := range with {
 		change(&d)
@@ -282,7 +284,22 @@ var expectations = map[string]matrixRoute{
 	"GET /api/v1/prices":                            {access: adminsOnly},
 	"POST /api/v1/prices":                           {access: adminsOnly, json: `{"usdPerHour":"-1"}`},
 	"GET /api/v1/allowlist":                         {access: adminsOnly},
-	"PUT /api/v1/allowlist":                         {access: adminsOnly, json: `{"registries":["https://not a registry"]}`},
+	// Acceptance: the page of the H100 pool, whose seeded definition names
+	// team vision; starts and definitions aim at a pool without one (422).
+	"GET /admin/acceptance":                    {access: adminsOnly},
+	"POST /admin/acceptance":                   {access: adminsOnly, form: url.Values{"pool": {""}}},
+	"GET /pools/:pool/acceptance":              {access: member},
+	"POST /pools/:pool/acceptance-runs":        {access: signedIn, form: url.Values{}},
+	"GET /acceptance-runs/:id":                 {access: signedIn, absent: true},
+	"GET /acceptance-runs/:id/steps":           {access: signedIn, absent: true},
+	"GET /acceptance-runs/:id/export":          {access: signedIn, absent: true},
+	"GET /api/v1/acceptance-definitions":       {access: adminsOnly},
+	"PUT /api/v1/acceptance-definitions/:pool": {access: adminsOnly, json: `{"team":""}`},
+	"POST /api/v1/acceptance-runs":             {access: signedIn, json: `{"pool":"no-such-pool"}`},
+	"GET /api/v1/acceptance-runs":              {access: signedIn},
+	"GET /api/v1/acceptance-runs/:id":          {access: signedIn, absent: true},
+	"GET /api/v1/acceptance-runs/:id/markdown": {access: signedIn, absent: true},
+	"PUT /api/v1/allowlist":                    {access: adminsOnly, json: `{"registries":["https://not a registry"]}`},
 	// Accepted results: only the job's owner, its team's leads and admins
 	// judge a result; in the seeded teams every member is one or the other.
 	// The verdicts and months sent are invalid, so nothing is recorded.
@@ -613,6 +630,10 @@ func last(r gin.RouteInfo) int {
 
 func fillPath(path, team, job string) string {
 	switch {
+	case path == "/pools/:pool/acceptance":
+		return "/pools/h100-sxm-ib-training/acceptance"
+	case strings.Contains(path, ":pool"):
+		return strings.Replace(path, ":pool", "no-such-pool", 1)
 	case path == "/static/*filepath":
 		return "/static/css/gantry.css"
 	// Team and template admin writes aim at names that do not exist.

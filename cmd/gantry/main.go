@@ -160,6 +160,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	cancelSync()
 	launcher := &launch.Service{Base: restCfg, Identities: cfg.Identities, Store: db, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
 	jobReader := launch.Reader{Templates: db, Records: db, Jobs: jobCache}
+	podLogs := &kube.PodLogs{Base: restCfg, Identities: cfg.Identities, Pods: jobCache}
+	acceptanceRuns, err := startAcceptance(ctx, cfg, db, launcher, jobCache, podLogs, auditLog, loops, log)
+	if err != nil {
+		return err
+	}
 	idle, err := startIdleReclaim(cfg, clients, jobCache, db, launcher, auditLog, loops, log)
 	if err != nil {
 		return err
@@ -215,20 +220,21 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			// A token of someone who stopped signing in, or lost every team, stops working.
 			TokenOwnerInactivity: cfg.TokenOwnerInactivity,
 		},
-		Audit:     auditLog,
-		Overviews: overviews,
-		Quota:     quotaDeps,
-		Launcher:  launcher,
-		Jobs:      jobReader,
-		Logs:      &kube.PodLogs{Base: restCfg, Identities: cfg.Identities, Pods: jobCache},
-		Status:    statusDeps,
-		Catalog:   catalogAdmin,
-		Proxy:     proxyDeps,
-		Idle:      idle,
-		Ready:     ready,
-		Static:    static.FS,
-		Registry:  registry,
-		Log:       log,
+		Audit:      auditLog,
+		Overviews:  overviews,
+		Quota:      quotaDeps,
+		Launcher:   launcher,
+		Jobs:       jobReader,
+		Logs:       podLogs,
+		Acceptance: acceptanceRuns,
+		Status:     statusDeps,
+		Catalog:    catalogAdmin,
+		Proxy:      proxyDeps,
+		Idle:       idle,
+		Ready:      ready,
+		Static:     static.FS,
+		Registry:   registry,
+		Log:        log,
 
 		TrustedProxies: cfg.TrustedProxies,
 		SeparateProbes: cfg.ProbeListen != "",

@@ -325,7 +325,7 @@ func (r renderer) job() *batchv1.Job {
 		Spec: batchv1.JobSpec{
 			Parallelism:  new(n),
 			Completions:  new(n),
-			BackoffLimit: new(int32(0)),
+			BackoffLimit: new(max(r.t.PodRetries, 0)),
 			// Kueue admits the Job suspended and unsuspends it when quota is reserved.
 			Suspend:  new(true),
 			Template: pod,

@@ -68,6 +68,10 @@ type Template struct {
 	BaseURLArg string `json:"baseURLArg,omitempty"`
 	// MultiNode makes a training template an Indexed Job with a headless Service.
 	MultiNode bool `json:"multiNode,omitempty"`
+	// PodRetries is how many failed or lost pods a training Job survives
+	// (its backoffLimit): a distributed run that restarts a lost pod from its
+	// checkpoint needs at least one. Zero fails the Job on the first.
+	PodRetries int32 `json:"podRetries,omitempty"`
 	// PriorityClass is the Kueue WorkloadPriorityClass; empty picks the kind's default.
 	PriorityClass string `json:"priorityClass,omitempty"`
 	// Workspace is a notebook's home volume.
@@ -307,6 +311,9 @@ func (t *Template) Validate() error {
 		if t.MultiNode && p.Nodes == nil {
 			add("a multi-node training template needs a nodes range")
 		}
+	}
+	if t.PodRetries < 0 || t.PodRetries > 10 || (t.PodRetries > 0 && t.Kind != KindTraining) {
+		add("podRetries is 0 to 10, for training templates only")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("template %s: %w", t.Name, errors.Join(errs...))

@@ -55,6 +55,10 @@ type Config struct {
 	SeedPrices string
 	// LedgerInterval is how often ended runs are written to the cost ledger.
 	LedgerInterval time.Duration
+	// AcceptanceInterval is how often the leader advances acceptance runs;
+	// AcceptanceStepTimeout how long a step waits for the workload.
+	AcceptanceInterval    time.Duration
+	AcceptanceStepTimeout time.Duration
 	// ImageRegistries seeds the image allowlist (registry hosts or path
 	// prefixes) on the first start; then admins edit it in the portal.
 	ImageRegistries []string
@@ -152,6 +156,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		tokenInactivity                     string
 		expiry                              string
 		ledgerInterval                      string
+		acceptanceInterval, acceptanceStep  string
 		leaseDuration, renewDeadline, retry string
 		idleThreshold                       string
 		idleDurations                       = map[string]*string{}
@@ -173,6 +178,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&cfg.SeedTemplates, "seed-templates", env("GANTRY_SEED_TEMPLATES", ""), "directory of template YAML files to store at start")
 	fs.StringVar(&cfg.SeedPrices, "seed-prices", env("GANTRY_SEED_PRICES", ""), "prices.yaml of GPU prices to store at start")
 	fs.StringVar(&ledgerInterval, "ledger-interval", env("GANTRY_LEDGER_INTERVAL", "10s"), "how often ended runs are written to the cost ledger")
+	fs.StringVar(&acceptanceInterval, "acceptance-interval", env("GANTRY_ACCEPTANCE_INTERVAL", "2s"), "how often the leader advances pool acceptance runs")
+	fs.StringVar(&acceptanceStep, "acceptance-step-timeout", env("GANTRY_ACCEPTANCE_STEP_TIMEOUT", "15m"), "how long an acceptance run's step waits for the workload")
 	fs.StringVar(&registries, "image-registries", env("GANTRY_IMAGE_REGISTRIES", DefaultImageRegistries), "comma-separated allowed image registries")
 	fs.StringVar(&cfg.SystemNamespace, "system-namespace", env("GANTRY_SYSTEM_NAMESPACE", "gantry-system"), "namespace of the image allowlist ConfigMap the admission policy reads")
 	fs.StringVar(&cfg.Cohort, "cohort", env("GANTRY_COHORT", "gantry"), "Kueue cohort of new teams' ClusterQueues")
@@ -253,6 +260,12 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if cfg.LedgerInterval, err = parsePositiveDuration(ledgerInterval); err != nil {
 		errs = append(errs, fmt.Errorf("ledger interval: %w", err))
+	}
+	if cfg.AcceptanceInterval, err = parsePositiveDuration(acceptanceInterval); err != nil {
+		errs = append(errs, fmt.Errorf("acceptance interval: %w", err))
+	}
+	if cfg.AcceptanceStepTimeout, err = parsePositiveDuration(acceptanceStep); err != nil {
+		errs = append(errs, fmt.Errorf("acceptance step timeout: %w", err))
 	}
 	if cfg.SessionLifetime, err = parsePositiveDuration(lifetime); err != nil {
 		errs = append(errs, fmt.Errorf("session lifetime: %w", err))

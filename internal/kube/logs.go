@@ -20,6 +20,8 @@ type LogRequest struct {
 	Previous bool
 	// Follow keeps the stream open and sends lines as they are written.
 	Follow bool
+	// Timestamps starts each line with the time it was written (RFC 3339).
+	Timestamps bool
 	// TailLines, when positive, starts that many lines before the end;
 	// LimitBytes, when positive, ends the stream after that many bytes.
 	TailLines, LimitBytes int64
@@ -83,7 +85,7 @@ func (l *PodLogs) Open(ctx context.Context, username string, groups []string, re
 	if err != nil {
 		return nil, fmt.Errorf("logs client: %w", err)
 	}
-	opts := &corev1.PodLogOptions{Container: req.Container, Previous: req.Previous, Follow: req.Follow}
+	opts := &corev1.PodLogOptions{Container: req.Container, Previous: req.Previous, Follow: req.Follow, Timestamps: req.Timestamps}
 	if req.TailLines > 0 {
 		opts.TailLines = &req.TailLines
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/acceptance"
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
@@ -101,9 +102,14 @@ func describe(err error) problem {
 	var tooLarge *http.MaxBytesError
 	var reserved *auth.ReservedNameError
 	var tokenOwner *auth.TokenOwnerError
+	var acceptanceDenied *acceptance.DeniedError
 	var proxyInvalid *proxy.ValidationError
 	var costInvalid *cost.InputError
 	switch {
+	case errors.As(err, &acceptanceDenied):
+		return problem{http.StatusForbidden, "Not allowed", acceptanceDenied.Reason}
+	case errors.Is(err, acceptance.ErrRunInProgress):
+		return problem{http.StatusConflict, "Already running", "An acceptance run of this pool is already running; wait for it to finish, then start another."}
 	case errors.As(err, &tooLarge):
 		return problem{http.StatusRequestEntityTooLarge, "Request too large",
 			fmt.Sprintf("The request body is larger than the %s this portal accepts, so it was not read. Send less data.", sizeInWords(tooLarge.Limit))}

@@ -169,7 +169,7 @@ func apiOperations() []apiOperation {
 		{Method: http.MethodPut, Path: "/allowlist", Tag: "allowlist", Summary: "Replace the image registry allowlist; publishing and launches use it from then on.", Who: whoAdmin,
 			Body: apiAllowlistBody{}, Status: http.StatusOK, Response: apiAllowlist{}, Errors: []int{400, 401, 403, 422}},
 	}
-	return append(append(ops, proxyOperations()...), accountingOperations()...)
+	return append(append(append(ops, proxyOperations()...), acceptanceOperations()...), accountingOperations()...)
 }
 
 // openAPIPath writes a router path as OpenAPI does: /teams/{team}/jobs.

@@ -82,6 +82,9 @@ type Deps struct {
 	// Catalog serves the admin pages for templates, prices and the image
 	// allowlist; nil leaves them out.
 	Catalog CatalogAdmin
+	// Acceptance serves pool acceptance definitions, runs and reports; nil
+	// leaves them out.
+	Acceptance AcceptanceRuns
 	// Proxy serves opening notebooks and calling endpoints through the
 	// portal (with Launcher and Jobs); nil leaves them out.
 	Proxy *ProxyDeps
@@ -322,6 +325,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		api.POST("/teams/:team/jobs/:name/idle/unexempt", h.apiJobIdleUnexempt)
 		api.GET("/admin/idle-policies", h.adminOnly, h.apiIdlePoliciesList)
 		api.PUT("/admin/idle-policies", h.adminOnly, h.apiIdlePoliciesSet)
+	}
+	if d.Acceptance != nil {
+		h.acceptanceRoutes(signedIn, api)
 	}
 	if d.Status != nil {
 		api.GET("/teams/:team/status", h.apiTeamStatus)
