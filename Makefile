@@ -73,13 +73,18 @@ cluster-down:
 cluster-status:
 	$(GANTRY_DEV) status
 
-## bench: benchmarks, and the load run (e2e): job list, job page and team page over 10,000
-## workloads at 50 concurrent users (p50/p99 ms) and the portal's memory (RSS, heap in use).
-## The load run is a benchmark only (-run '^$' runs no tests), so `go test` never starts it.
-## Each benchmark's result line is also printed as one `BENCH <name> <key>=<value> ...` line.
+## bench: benchmarks (pages over seeded caches: kube, web), and the load run (e2e BenchmarkLoad):
+## 10,000 workloads in three teams, 1,000 admitted and running on 1,000 simulated nodes, 10,000
+## ended runs in the ledger; job list, job page, team page and cluster page at 50 concurrent users,
+## each signed in through the IdP with a session of their own (p50/p99 ms, beside a live list of
+## one team's Workloads from the API server), and the portal's RSS. Sizes: GANTRY_LOAD_WORKLOADS,
+## GANTRY_LOAD_RUNNING, GANTRY_LOAD_NODES. The load run is a benchmark only (-run '^$' runs no
+## tests), so `go test` never starts it. It prints `BENCH page=... p50_ms=... p99_ms=...` and
+## `BENCH rss ...` lines; every other benchmark's result line is also printed as one
+## `BENCH <name> <key>=<value> ...` line.
 bench: prerequisites
 	$(GANTRY_DEV) up
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 40m ./... | awk -f e2e/bench-lines.awk
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 90m ./... | awk -f e2e/bench-lines.awk
 
 clean-local: cluster-down
 	rm -rf .local

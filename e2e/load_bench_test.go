@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -18,8 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/chromedp"
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,96 +34,190 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
-// The load run of issue 5: job list, job page and team page of a team with
-// loadWorkloads Jobs and Kueue Workloads, loadUsers users at once.
+// The load run of issue 17: a production-like cluster (by default 10,000
+// workloads in three teams, a tenth of them admitted and running on 1,000
+// simulated nodes, 10,000 ended runs in the ledger) and 50 users, each
+// signed in with a session of their own through the IdP (the load users of
+// deploy/local/idp/users.json), plus 5 admins for the cluster page. Sizes
+// come from GANTRY_LOAD_WORKLOADS, GANTRY_LOAD_RUNNING and GANTRY_LOAD_NODES.
 const (
-	loadWorkloads   = 10_000
 	loadUsers       = 50
+	loadAdmins      = 5
+	loadTeams       = 3
 	loadRequests    = 2_000 // per page
-	loadJobPages    = 100   // distinct job pages the requests rotate over
 	loadWorkers     = 16    // parallel creates against the API server
-	loadCreateLimit = 15 * time.Minute
+	loadCreateLimit = 30 * time.Minute
 	loadPageLimit   = 10 * time.Minute
 	loadRequestTime = time.Minute
+	loadPool        = "cpu-general"
+	loadLiveLists   = 5
 )
 
-// BenchmarkPagesWith10000Workloads is `make bench`'s load run. It only runs
-// with -bench, never with `go test` alone, because it creates 10,000 Jobs
-// and 10,000 Workloads in a throwaway team namespace, deleted with the team
-// at the end.
-func BenchmarkPagesWith10000Workloads(b *testing.B) {
+func loadSize(b *testing.B, name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(b, err, "%s", name)
+		return n
+	}
+	return def
+}
+
+// loadTeam is one of the load run's teams: its members sign in as
+// load-NN (NN-1 mod 3 picks the team) through group load<i>-researchers.
+type loadTeam struct {
+	devcluster.Team
+	group string
+	jobs  []string
+}
+
+// BenchmarkLoad is `make bench`'s load run; `go test` alone never starts it.
+// It prints one BENCH line per figure (see the issue's reporting rules).
+func BenchmarkLoad(b *testing.B) {
+	workloads := loadSize(b, "GANTRY_LOAD_WORKLOADS", 10_000)
+	running := loadSize(b, "GANTRY_LOAD_RUNNING", workloads/10)
+	nodes := loadSize(b, "GANTRY_LOAD_NODES", 1_000)
 	env := stacktest.Stack(b)
-	team := env.Team(b, stacktest.TeamSpec{MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"}})
+	issuer := stacktest.FreshIdP(b) // the load users are seeded in the working tree's users.json
+
+	teams := make([]*loadTeam, loadTeams)
+	for i := range teams {
+		group := fmt.Sprintf("load%d-researchers", i+1)
+		quota := corev1.ResourceList{"cpu": resource.MustParse(strconv.Itoa(running + 10)), "memory": resource.MustParse(strconv.Itoa(running+10) + "Gi")}
+		t := env.Team(b, stacktest.TeamSpec{MemberGroups: []string{group}, LeadGroups: []string{fmt.Sprintf("load%d-leads", i+1)},
+			Quotas: map[string]corev1.ResourceList{loadPool: quota}})
+		teams[i] = &loadTeam{Team: t, group: group}
+	}
 
 	start := time.Now()
-	populate(b, env, team.Name, loadWorkloads)
-	b.Logf("created %d Jobs and %d Workloads in %s in %s", loadWorkloads, loadWorkloads, team.Namespace(), time.Since(start).Round(time.Second))
+	addNodes(b, env, nodes)
+	b.Logf("added %d simulated nodes in %s", nodes, time.Since(start).Round(time.Second))
+	start = time.Now()
+	populate(b, env, teams, workloads, running)
+	b.Logf("created %d Jobs and Workloads (%d admitted and running) in %s", workloads, running, time.Since(start).Round(time.Second))
 
 	dsn := stacktest.Postgres(b)
-	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"))
 	db, err := store.Open(b.Context(), dsn)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })
 	require.NoError(b, store.Migrate(b.Context(), db.SQL(), slog.New(slog.DiscardHandler)))
-	require.NoError(b, db.UpsertTeams(b.Context(), []store.Team{{Name: team.Name, DisplayName: "Load team",
-		MemberGroups: store.StringList{"vision-researchers"}, LeadGroups: store.StringList{"vision-leads"}}}))
-	for i := range loadJobPages {
-		name := loadJobName(i)
-		_, err := db.RecordLaunch(b.Context(), store.Launch{LaunchID: "load-" + team.Name + "-" + name, Team: team.Name,
-			Namespace: team.Namespace(), Name: name, Kind: string(catalog.KindTraining), Template: "stacktest", TemplateVersion: 1,
-			Owner: "alice", Parameters: []byte(`{}`), Manifest: "# load run"})
-		require.NoError(b, err)
+	var rows []store.Team
+	for _, t := range teams {
+		rows = append(rows, store.Team{Name: t.Name, DisplayName: "Load " + t.Name, MemberGroups: store.StringList{t.group},
+			LeadGroups: store.StringList(t.LeadGroups)})
+	}
+	require.NoError(b, db.UpsertTeams(b.Context(), rows))
+	start = time.Now()
+	recordLoad(b, db, teams, workloads)
+	b.Logf("recorded %d launches and %d ended runs in %s", workloads, workloads, time.Since(start).Round(time.Second))
+
+	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer))
+	users := make([]*http.Client, loadUsers)
+	admins := make([]*http.Client, loadAdmins)
+	start = time.Now()
+	for i := range users {
+		users[i] = signIn(b, portal, fmt.Sprintf("load-%02d", i+1))
+	}
+	for i := range admins {
+		admins[i] = signIn(b, portal, fmt.Sprintf("load-admin-%d", i+1))
+	}
+	b.Logf("%d users and %d admins signed in through the IdP in %s", loadUsers, loadAdmins, time.Since(start).Round(time.Second))
+
+	// The caches hold every object once each team's job list counts all of its jobs.
+	for i, t := range teams {
+		want := len(t.jobs)
+		require.Eventually(b, func() bool {
+			body, status := get(users[i], portal.URL+"/jobs")
+			return status == http.StatusOK && strings.Contains(body, fmt.Sprintf(`data-testid="jobs-count">%d<`, want))
+		}, 10*time.Minute, time.Second, "the job list of %s counts all %d jobs", t.Name, want)
 	}
 
-	browser := NewBrowser(b, portal)
-	browser.LoginAs("alice")
-	client := loadClient(b, browser, portal)
-
-	// The caches hold every object once the job list counts all of them
-	// (it shows them a page at a time).
-	jobsURL := portal.URL + "/jobs"
-	require.Eventually(b, func() bool {
-		body, status := get(client, jobsURL)
-		return status == http.StatusOK && strings.Contains(body, fmt.Sprintf(`data-testid="jobs-count">%d<`, loadWorkloads))
-	}, 5*time.Minute, time.Second, "the job list counts all %d jobs", loadWorkloads)
-
+	teamOf := func(user int) *loadTeam { return teams[user%loadTeams] }
 	pages := []struct {
-		name string
-		path func(i int) string
+		path    string
+		clients []*http.Client
+		url     func(user, i int) string
 	}{
-		{"joblist", func(int) string { return "/jobs" }},
-		{"jobpage", func(i int) string { return "/teams/" + team.Name + "/jobs/" + loadJobName(i%loadJobPages) }},
-		{"teampage", func(int) string { return "/teams/" + team.Name }},
+		{"/jobs", users, func(user, i int) string {
+			q := url.Values{"page": {strconv.Itoa(1 + rand.IntN(max(1, len(teamOf(user).jobs)/50)))}}
+			switch i % 3 {
+			case 1:
+				q.Set("team", teamOf(user).Name)
+			case 2:
+				q.Set("kind", string(catalog.KindTraining))
+			}
+			return "/jobs?" + q.Encode()
+		}},
+		{"/teams/{team}/jobs/{name}", users, func(user, _ int) string {
+			t := teamOf(user)
+			return "/teams/" + t.Name + "/jobs/" + t.jobs[rand.IntN(len(t.jobs))]
+		}},
+		{"/teams/{team}", users, func(user, _ int) string { return "/teams/" + teamOf(user).Name }},
+		{"/admin/cluster", admins, func(int, int) string { return "/admin/cluster" }},
 	}
 	for range b.N {
 		for _, p := range pages {
-			name := p.name
-			lat, failed := load(b, client, portal.URL, p.path)
-			require.Zero(b, failed, "%s: requests that did not answer 200", name)
+			live := liveList(b, env, teams[0])
+			lat, failed := load(b, p.clients, portal.URL, p.url)
+			require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
 			p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
-			b.ReportMetric(float64(p50.Microseconds())/1000, name+"-p50-ms")
-			b.ReportMetric(float64(p99.Microseconds())/1000, name+"-p99-ms")
-			b.Logf("%-8s %d requests, %d users: p50 %s, p99 %s, max %s", name, len(lat), loadUsers,
-				p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond))
+			fmt.Printf("BENCH page=%s workloads=%d users=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f sessions=%d\n", p.path, workloads,
+				loadUsers, ms(p50), ms(p99), ms(live), ms(live)/ms(p99), len(p.clients))
+			b.Logf("%s: %d requests, %d users: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers,
+				p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
 		}
 	}
 	rss := procRSS(b, portal.proc.cmd.Process.Pid)
 	heap := metricValue(b, portal.URL+"/metrics", "go_memstats_heap_inuse_bytes")
-	b.ReportMetric(float64(rss)/(1<<20), "portal-rss-MiB")
-	b.ReportMetric(heap/(1<<20), "portal-heap-inuse-MiB")
-	b.Logf("portal memory with %d Jobs and %d Workloads cached: RSS %d MiB, heap in use %.0f MiB",
-		loadWorkloads, loadWorkloads, rss>>20, heap/(1<<20))
+	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d heap_inuse_mib=%.0f\n", workloads, nodes, rss>>20, heap/(1<<20))
 }
 
-func loadJobName(i int) string { return fmt.Sprintf("load-%05d", i) }
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// populate creates n suspended compliant Jobs and, for each, the Kueue
-// Workload Kueue would make (pre-built and inactive, so Kueue neither
-// creates nor schedules anything and kwok runs no pods).
-func populate(b *testing.B, env *stacktest.Env, team string, n int) {
+// liveList is the median time of listing the team's Workloads from the API
+// server, as a page without caches would.
+func liveList(b *testing.B, env *stacktest.Env, t *loadTeam) time.Duration {
+	b.Helper()
+	var times []time.Duration
+	for range loadLiveLists {
+		t0 := time.Now()
+		l, err := env.Kueue.KueueV1beta2().Workloads(t.Namespace()).List(b.Context(), metav1.ListOptions{})
+		require.NoError(b, err)
+		times = append(times, time.Since(t0))
+		require.NotEmpty(b, l.Items)
+	}
+	return quantile(times, 0.5)
+}
+
+// addNodes adds n simulated nodes to the load pool and deletes them at the end.
+func addNodes(b *testing.B, env *stacktest.Env, n int) {
+	b.Helper()
+	pools, err := devcluster.LoadPools(env.Layout.Deploy("local", "pools.yaml"))
+	require.NoError(b, err)
+	i := slices.IndexFunc(pools, func(p devcluster.Pool) bool { return p.Name == loadPool })
+	require.GreaterOrEqual(b, i, 0, "pool %s", loadPool)
+	nodes := pools[i].SimulatedNodes("load", n)
+	parallel(b, len(nodes), func(ctx context.Context, i int) error {
+		_, err := env.Kube.CoreV1().Nodes().Create(ctx, nodes[i], metav1.CreateOptions{})
+		return err
+	})
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		for _, n := range nodes {
+			_ = env.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+		}
+	})
+}
+
+// populate creates n Jobs spread over the teams. The first `running` go
+// through Kueue and run (pods on the simulated nodes, for a day); the rest
+// are suspended Jobs with the Workload Kueue would make, pre-built and
+// inactive, so Kueue neither admits nor schedules them.
+func populate(b *testing.B, env *stacktest.Env, teams []*loadTeam, n, running int) {
 	b.Helper()
 	cfg := rest.CopyConfig(env.RESTConfig)
 	cfg.QPS, cfg.Burst = 1000, 2000
@@ -131,16 +225,47 @@ func populate(b *testing.B, env *stacktest.Env, team string, n int) {
 	require.NoError(b, err)
 	qc, err := kueueclient.NewForConfig(cfg)
 	require.NoError(b, err)
+	for i := range n {
+		t := teams[i%len(teams)]
+		t.jobs = append(t.jobs, loadJobName(i))
+	}
+	parallel(b, n, func(ctx context.Context, i int) error {
+		t := teams[i%len(teams)]
+		return createWorkload(ctx, kc, qc, t.Name, t.Namespace(), loadJobName(i), i < running)
+	})
+	// Kueue admits the running ones and kwok runs their pods.
 	ctx, cancel := context.WithTimeout(b.Context(), loadCreateLimit)
 	defer cancel()
-	ns := devcluster.Team{Name: team}.Namespace()
+	for {
+		var admitted int
+		for _, t := range teams {
+			cq, err := qc.KueueV1beta2().ClusterQueues().Get(ctx, t.ClusterQueue(), metav1.GetOptions{})
+			require.NoError(b, err)
+			admitted += int(cq.Status.AdmittedWorkloads)
+		}
+		if admitted >= running {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatalf("%d of %d workloads admitted within %s", admitted, running, loadCreateLimit)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// parallel runs fn for 0..n-1 on loadWorkers goroutines; the first error fails b.
+func parallel(b *testing.B, n int, fn func(ctx context.Context, i int) error) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(b.Context(), loadCreateLimit)
+	defer cancel()
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var firstErr atomic.Pointer[error]
 	for range loadWorkers {
 		wg.Go(func() {
 			for i := range next {
-				if err := createWorkload(ctx, kc, qc, team, ns, loadJobName(i)); err != nil {
+				if err := fn(ctx, i); err != nil {
 					firstErr.CompareAndSwap(nil, &err)
 					cancel()
 				}
@@ -159,13 +284,23 @@ func populate(b *testing.B, env *stacktest.Env, team string, n int) {
 	close(next)
 	wg.Wait()
 	if p := firstErr.Load(); p != nil {
-		b.Fatalf("create load: %v", *p)
+		b.Fatalf("load: %v", *p)
 	}
-	require.NoError(b, ctx.Err(), "create %d workloads within %s", n, loadCreateLimit)
+	require.NoError(b, ctx.Err(), "%d creates within %s", n, loadCreateLimit)
 }
 
-func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient.Interface, team, ns, name string) error {
+func loadJobName(i int) string { return fmt.Sprintf("load-%05d", i) }
+
+func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient.Interface, team, ns, name string, run bool) error {
 	job := stacktest.CompliantJob(team, name, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")})
+	job.Labels[catalog.LabelOwner] = "load-01"
+	if run {
+		job.Spec.Template.Annotations = map[string]string{catalog.AnnotationSimulateDuration: "24h"}
+		if _, err := kc.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create job %s: %w", name, err)
+		}
+		return nil
+	}
 	job.Labels["kueue.x-k8s.io/prebuilt-workload-name"] = name
 	created, err := kc.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
@@ -188,49 +323,74 @@ func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient
 	return nil
 }
 
-// loadClient is an HTTP client carrying the browser's session cookie, with
-// a connection per simulated user.
-func loadClient(b *testing.B, br *Browser, p *Portal) *http.Client {
+// recordLoad writes the launch record of every job (its page reads it) and
+// n ended runs, this month, into the ledger.
+func recordLoad(b *testing.B, db *store.Store, teams []*loadTeam, n int) {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(br.ctx, 10*time.Second)
-	defer cancel()
-	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL}})
-	require.NoError(b, err)
-	jar, err := cookiejar.New(nil)
-	require.NoError(b, err)
-	u, err := url.Parse(p.URL)
-	require.NoError(b, err)
-	var cookies []*http.Cookie
-	for _, c := range res.Cookies {
-		cookies = append(cookies, &http.Cookie{Name: c.Name, Value: c.Value, Path: c.Path})
-	}
-	require.NotEmpty(b, cookies, "browser has no portal cookies after login")
-	jar.SetCookies(u, cookies)
-	return &http.Client{
-		Jar:           jar,
-		Timeout:       loadRequestTime,
-		Transport:     &http.Transport{MaxIdleConnsPerHost: loadUsers, MaxConnsPerHost: loadUsers},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	now := time.Now().UTC()
+	monthStart := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	parallel(b, n, func(ctx context.Context, i int) error {
+		t := teams[i%len(teams)]
+		name := loadJobName(i)
+		if _, err := db.RecordLaunch(ctx, store.Launch{LaunchID: "load-" + t.Name + "-" + name, Team: t.Name, Namespace: t.Namespace(),
+			Name: name, Kind: string(catalog.KindTraining), Template: "stacktest", TemplateVersion: 1, Owner: "load-01",
+			Parameters: []byte(`{}`), Manifest: "# load run"}); err != nil {
+			return err
+		}
+		ended := monthStart.Add(time.Duration(i) * now.Sub(monthStart) / time.Duration(n))
+		_, err := db.RecordRun(ctx, store.LedgerRow{RunKey: fmt.Sprintf("load-%s-%d", t.Name, i), WorkloadUID: fmt.Sprintf("uid-%d", i),
+			Team: t.Name, Namespace: t.Namespace(), JobName: fmt.Sprintf("ended-%05d", i), JobKind: "Job", Owner: "load-01",
+			Flavor: loadPool, Resource: "cpu", GPUs: 0, CreatedAt: ended.Add(-2 * time.Hour), AdmittedAt: ended.Add(-time.Hour), EndedAt: ended,
+			Outcome: "succeeded", WaitSeconds: float64(i % 600), AllocatedGPUHours: 0, USDPerHour: money.Dollar, CostUSD: money.Dollar})
+		return err
+	})
 }
 
-// load sends loadRequests GETs from loadUsers users at once and returns
-// their latencies and how many did not answer 200.
-func load(b *testing.B, client *http.Client, base string, path func(i int) string) ([]time.Duration, int) {
+// signIn signs a user in through the IdP's login form with a plain HTTP
+// client (a session of its own) and returns that client.
+func signIn(b *testing.B, p *Portal, user string) *http.Client {
+	b.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(b, err)
+	c := &http.Client{Jar: jar, Timeout: loadRequestTime,
+		Transport: &http.Transport{MaxIdleConnsPerHost: loadUsers, MaxConnsPerHost: loadUsers}}
+	resp, err := c.Get(p.URL + "/auth/login?next=/")
+	require.NoError(b, err)
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	require.NoError(b, err)
+	action, ok := doc.Find("form").Attr("action")
+	require.True(b, ok, "%s: no login form at %s", user, resp.Request.URL)
+	form := resp.Request.URL.ResolveReference(&url.URL{Path: action})
+	resp, err = c.PostForm(form.String(), url.Values{"login": {user}, "password": {DevPassword}})
+	require.NoError(b, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(b, http.StatusOK, resp.StatusCode, "%s: sign-in ended at %s", user, resp.Request.URL)
+	require.True(b, strings.HasPrefix(resp.Request.URL.String(), p.URL), "%s: sign-in ended at %s", user, resp.Request.URL)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
+// load sends loadRequests GETs from loadUsers users at once (user u sends
+// with clients[u % len(clients)]) and returns their latencies and how many
+// did not answer 200.
+func load(b *testing.B, clients []*http.Client, base string, path func(user, i int) string) ([]time.Duration, int) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(b.Context(), loadPageLimit)
 	defer cancel()
 	lat := make([]time.Duration, loadRequests)
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
-	for range loadUsers {
+	for u := range loadUsers {
+		client := clients[u%len(clients)]
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= loadRequests {
 					return
 				}
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path(i), nil)
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path(u, i), nil)
 				if err != nil {
 					failed.Add(1)
 					continue
