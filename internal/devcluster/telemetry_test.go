@@ -39,7 +39,8 @@ func TestSimulatedTelemetryFollowsTheHardware(t *testing.T) {
 	ns := team.Namespace()
 	slice := jobBuilder{name: "slice", namespace: ns, requests: quota(string(mig1g), "1", "cpu", "1", "memory", "4Gi"),
 		annotations: map[string]string{"gantry.dev/simulate-duration": "10m", devcluster.AnnotationSimGPUUtil: "100"}}.obj()
-	slice.Spec.Template.Labels[catalog.LabelKind] = string(catalog.KindNotebook)
+	// The slice's pod is a notebook's: it has the notebook profile, but the annotation forces 100 %.
+	slice.Spec.Template.Labels = stacktest.WorkloadLabels(team.Name, slice.Name, catalog.KindNotebook)
 	_, err := env.Kube.BatchV1().Jobs(ns).Create(t.Context(), slice, metav1.CreateOptions{})
 	require.NoError(t, err)
 	idle := createJob(t, env, jobBuilder{name: "idle", namespace: ns, requests: quota("nvidia.com/gpu", "1", "cpu", "1", "memory", "4Gi"),
