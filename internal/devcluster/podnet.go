@@ -53,7 +53,12 @@ type podNetwork struct {
 }
 
 func (s *Stack) podNetwork() podNetwork {
-	sum := sha256.Sum256([]byte(s.layout.Local()))
+	// A worktree whose .local links to another checkout's is that stack.
+	local := s.layout.Local()
+	if real, err := filepath.EvalSymlinks(local); err == nil {
+		local = real
+	}
+	sum := sha256.Sum256([]byte(local))
 	id := hex.EncodeToString(sum[:])[:8]
 	return podNetwork{Namespace: "gantry-pods-" + id, HostLink: "gph" + id, PodLink: "gpp" + id}
 }
@@ -126,6 +131,11 @@ func startPodNetwork(ctx context.Context, s *Stack) error {
 	if err := s.removePodNetwork(ctx); err != nil {
 		return err
 	}
+	// Only one stack runs per network namespace (its ports are fixed), so
+	// a route into PodCIDR left here is an earlier stack's: take it away.
+	if err := removeStalePodRoute(ctx); err != nil {
+		return err
+	}
 	steps := [][]string{
 		{"netns", "add", n.Namespace},
 		{"-n", n.Namespace, "link", "set", "lo", "up"},
@@ -187,6 +197,31 @@ func (s *Stack) removePodNetwork(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join("/var/run/netns", n.Namespace)); err == nil {
 		if err := ipCommand(ctx, "netns", "del", n.Namespace); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// removeStalePodRoute deletes a route into PodCIDR through another pod
+// network's veth (and that network), as a stack that died without `down`
+// leaves it.
+func removeStalePodRoute(ctx context.Context) error {
+	out, err := exec.CommandContext(ctx, "ip", "route", "show", PodCIDR).Output()
+	if err != nil {
+		return fmt.Errorf("ip route show %s: %w", PodCIDR, err)
+	}
+	f := strings.Fields(string(out))
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] != "dev" || !strings.HasPrefix(f[i+1], "gph") {
+			continue
+		}
+		link := strings.TrimSuffix(f[i+1], "@")
+		if err := ipCommand(ctx, "link", "del", link); err != nil {
+			return err
+		}
+		ns := "gantry-pods-" + strings.TrimPrefix(link, "gph")
+		if _, err := os.Stat(filepath.Join("/var/run/netns", ns)); err == nil {
+			_ = ipCommand(ctx, "netns", "del", ns)
 		}
 	}
 	return nil
