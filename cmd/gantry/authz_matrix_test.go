@@ -314,6 +314,7 @@ var expectations = map[string]matrixRoute{
 	"GET /api/v1/admin/shared-costs":              {access: adminsOnly},
 	"PUT /api/v1/admin/shared-costs":              {access: adminsOnly, json: `{"month":"not a month"}`},
 	"PUT /api/v1/admin/cost-comparison":           {access: adminsOnly, json: `{"month":"not a month"}`},
+	"GET /api/v1/cluster/weekly-hours":            {access: adminsOnly},
 	// The matrix's jobs are training jobs: share answers members 400 and
 	// the key routes answer 404, as for a job that is no endpoint.
 	"GET /teams/:team/jobs/:name/open": {access: signedIn, custom: func(p person, _, _ string) answer {

@@ -32,5 +32,8 @@ func accountingOperations() []apiOperation {
 		{Method: http.MethodPut, Path: "/admin/cost-comparison", Tag: "cost",
 			Summary: "Enter the alternative the cluster is compared with from a month on: a rental price per GPU-hour, a model API price per million tokens, or both. Audited.",
 			Who:     whoAdmin, Body: apiCostComparisonBody{}, Status: http.StatusOK, Response: store.CostComparison{}, Errors: []int{400, 401, 403, 422}},
+		{Method: http.MethodGet, Path: "/cluster/weekly-hours", Tag: "cost",
+			Summary: "The cluster page's weekly chart as figures: every team's useful, idle and failed GPU-hours per week, by the week runs ended.",
+			Who:     whoAdmin, Status: http.StatusOK, Response: apiClusterWeeks{}, Errors: []int{401, 403}},
 	}
 }

@@ -338,6 +338,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		api.GET("/admin/shared-costs", h.adminOnly, h.apiSharedCostsList)
 		api.PUT("/admin/shared-costs", h.adminOnly, h.apiSharedCostsSet)
 		api.PUT("/admin/cost-comparison", h.adminOnly, h.apiCostComparisonSet)
+		api.GET("/cluster/weekly-hours", h.adminOnly, h.apiClusterWeekly)
 		if d.Jobs != nil {
 			api.GET("/teams/:team/jobs/:name/status", h.apiJobStatus)
 			api.POST("/teams/:team/jobs/:name/verdict", h.apiJobsVerdict)
