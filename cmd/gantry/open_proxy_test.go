@@ -264,4 +264,3 @@ func sumRequests(rows []store.EndpointUsageHour) int64 {
 }
 
 func must(_ int, body string) string { return body }
-
