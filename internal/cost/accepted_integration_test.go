@@ -175,3 +175,67 @@ func TestLedgerMoneySumsAreExactInPostgres(t *testing.T) {
 	assert.Equal(t, "1500.000000", u.TotalUSD.Decimal())
 	assert.Equal(t, "$1500.00", u.FailedUSD.String())
 }
+
+// TestEndpointUnitsAndReclaimsAreReadFromTheirTables counts what the
+// endpoint proxy recorded per hour and what idle reclaim stopped, through
+// the adapters the portal wires.
+func TestEndpointUnitsAndReclaimsAreReadFromTheirTables(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, stacktest.Postgres(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, db.AddEndpointUsage(ctx, []store.EndpointUsageHour{
+		{Team: "vision", Name: "chat", Hour: nov.Add(5 * time.Hour), Requests: 700, PromptTokens: 400_000, CompletionTokens: 100_000},
+		{Team: "vision", Name: "chat", Hour: nov.Add(6 * time.Hour), Requests: 300, PromptTokens: 1_000_000, CompletionTokens: 500_000},
+		{Team: "vision", Name: "embed", Hour: nov.Add(6 * time.Hour), Requests: 2_000},
+		{Team: "vision", Name: "chat", Hour: nov.AddDate(0, 1, 0), Requests: 99_999}, // December
+		{Team: "nlp", Name: "chat", Hour: nov.Add(6 * time.Hour), Requests: 5},
+	}))
+	usage, err := cost.StoreEndpointUsage{Hours: db}.EndpointUsage(ctx, "vision", nov, cost.NextMonth(nov))
+	require.NoError(t, err)
+	assert.Equal(t, []cost.EndpointUsage{{Endpoint: "chat", Requests: 1_000, Tokens: 2_000_000}, {Endpoint: "embed", Requests: 2_000}}, usage)
+	u := cost.Account(cost.MonthInput{Team: "vision", Month: nov, Endpoints: usage,
+		Runs: []store.AccountedRun{{Kind: cost.KindInference, LedgerRow: store.LedgerRow{Team: "vision", Flavor: "h100", AllocatedGPUHours: 2,
+			Outcome: cost.OutcomeStopped, CostUSD: 10 * money.Dollar, EndedAt: nov.Add(7 * time.Hour)}}}})
+	assert.Equal(t, cost.UnitMillionTokens, u.EndpointUnit, "responses reported tokens")
+	assert.Equal(t, "$5.00", u.CostPerEndpointUnitUSD.String(), "$10 for 2 million tokens")
+
+	acted := nov.Add(10 * time.Hour)
+	for _, e := range []store.IdleEpisode{
+		{LaunchID: "l1", Namespace: "team-vision", Name: "nb", Team: "vision", Kind: "notebook", Owner: "alice", IdleSince: nov,
+			Action: "stopped", ActedAt: &acted, GPUsFreed: 1, IdleGPUHours: 1.5, IdleCostUSD: 6 * money.Dollar},
+		{LaunchID: "l2", Namespace: "team-vision", Name: "train", Team: "vision", Kind: "training", Owner: "alice", IdleSince: nov,
+			Action: "flagged", ActedAt: &acted, IdleGPUHours: 9},
+		{LaunchID: "l3", Namespace: "team-nlp", Name: "nb", Team: "nlp", Kind: "notebook", Owner: "carol", IdleSince: nov,
+			Action: "stopped", ActedAt: &acted, GPUsFreed: 2, IdleGPUHours: 3},
+	} {
+		opened, err := db.OpenIdleEpisode(ctx, store.IdleEpisode{LaunchID: e.LaunchID, Namespace: e.Namespace, Name: e.Name, Team: e.Team,
+			Kind: e.Kind, Owner: e.Owner, IdleSince: e.IdleSince}, nil, nil)
+		require.NoError(t, err)
+		e.ID = opened.ID
+		done, err := db.ActOnIdleEpisode(ctx, e, e.Action == "stopped", nil, nil)
+		require.NoError(t, err)
+		require.True(t, done)
+	}
+	reclaims, err := cost.StoreReclaims{Episodes: db}.Reclaims(ctx, "vision", nov, cost.NextMonth(nov))
+	require.NoError(t, err)
+	assert.Equal(t, []cost.Reclaim{{Job: "nb", Action: "stopped", GPUsFreed: 1, GPUHours: 1.5, USD: 6 * money.Dollar}}, reclaims,
+		"a flagged training job is not reclaimed; other teams' reclaims are theirs")
+}
+
+// causeOf is a cause source that names one cause.
+type causeOf string
+
+func (c causeOf) RunCause(context.Context, cost.Run) string { return string(c) }
+
+func TestLedgerRowKeepsTheCauseOfAFailedRunOnly(t *testing.T) {
+	l := &cost.Ledger{Causes: causeOf("out-of-memory"), Log: slog.New(slog.DiscardHandler)}
+	for outcome, want := range map[string]string{cost.OutcomeFailed: "out-of-memory", cost.OutcomeEvicted: "out-of-memory",
+		cost.OutcomeSucceeded: "", cost.OutcomeStopped: ""} {
+		row, err := l.Row(context.Background(), cost.Run{Namespace: "team-vision", JobName: "train", Outcome: outcome})
+		require.NoError(t, err)
+		assert.Equal(t, want, row.Cause, outcome)
+	}
+}
