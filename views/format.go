@@ -41,6 +41,7 @@ func navItems(nav Nav) []navItem {
 			navItem{Key: "audit", Label: "Audit log", Href: "/admin/audit"},
 			navItem{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
 			navItem{Key: "cluster", Label: "Cluster", Href: "/admin/cluster"},
+			navItem{Key: "acceptance", Label: "Acceptance", Href: "/admin/acceptance"},
 		)
 	}
 	return items

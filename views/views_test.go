@@ -74,7 +74,7 @@ func TestLayoutNavigationPerRole(t *testing.T) {
 		"admin gets administration pages": {
 			user: erin, pending: 1, wantBadge: "1 pending",
 			wantNav: append(append([]string{}, researcher[:len(researcher)-1]...), "nav-approvals",
-				"nav-templates", "nav-teams", "nav-prices", "nav-idle", "nav-allowlist", "nav-audit", "nav-tokens", "nav-cluster"),
+				"nav-templates", "nav-teams", "nav-prices", "nav-idle", "nav-allowlist", "nav-audit", "nav-tokens", "nav-cluster", "nav-acceptance"),
 		},
 	}
 	for name, tc := range cases {
