@@ -9,8 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
 # Debian packages: the local PostgreSQL and Prometheus, Chromium for the
-# browser tests, a font so screenshots have text.
-packages=(postgresql prometheus chromium chromium-driver fonts-dejavu-core)
+# browser tests, a font so screenshots have text, iproute2 for the
+# simulated pods' network namespace.
+packages=(postgresql prometheus chromium chromium-driver fonts-dejavu-core iproute2)
 
 installed() {
 	# `dpkg -s` also succeeds for a package removed with `apt-get remove`

@@ -179,7 +179,12 @@ func startPodNetwork(ctx context.Context, s *Stack) error {
 func (s *Stack) buildGantryDev(ctx context.Context) (string, error) {
 	bin := filepath.Join(s.layout.Local(), "bin", "gantry-dev")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gantry-dev")
+	// The source is the checkout deploy/ belongs to (a test's scratch
+	// stack links the repository's deploy/ and has no source of its own).
 	cmd.Dir = s.layout.Root
+	if real, err := filepath.EvalSymlinks(s.layout.Deploy()); err == nil {
+		cmd.Dir = filepath.Dir(real)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build gantry-dev for the stand-in: %w\n%s", err, out)
 	}

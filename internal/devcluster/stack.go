@@ -145,6 +145,11 @@ func (s *Stack) cleanupStarted(ctx context.Context) {
 				s.progress("  ! %s", err)
 			}
 			delete(s.state.Processes, name)
+			if name == procStandin {
+				if err := s.removePodNetwork(ctx); err != nil {
+					s.progress("  ! %s", err)
+				}
+			}
 		}
 	}
 	s.started = nil
