@@ -99,5 +99,7 @@ func TestAdminRunsPoolAcceptanceAndReadsTheReport(t *testing.T) {
 
 	// The pool's history lists the run with its ratio.
 	b.Open("/pools/h100-sxm-ib-training/acceptance")
-	assert.Contains(t, b.TestIDText("history"), "1.7×")
+	history := b.TestIDText("history")
+	assert.Contains(t, history, "1.7×")
+	assert.Contains(t, history, "all-reduce bus bandwidth 183.2 GB/s · throughput 2400 samples/s · checkpoint write 41.2 s · recovery after deleting a pod")
 }

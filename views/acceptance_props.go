@@ -37,6 +37,9 @@ type AcceptanceRunRow struct {
 	StartedAt string
 	Cost      string
 	Ratio     string
+	// Figures are the run's key measurements side by side, so a regression
+	// after a driver or image change shows in the history.
+	Figures string
 }
 
 // AcceptanceDefinitionView is a definition's fields as form values.

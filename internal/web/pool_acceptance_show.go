@@ -3,10 +3,12 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/acceptance"
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -45,7 +47,22 @@ func (h *handler) poolAcceptanceShow(c *gin.Context) {
 		if r.BaselineRatio != nil {
 			row.Ratio = fmtFloat(*r.BaselineRatio) + "×"
 		}
+		row.Figures = runFigures(r)
 		p.History = append(p.History, row)
 	}
 	h.render(c, http.StatusOK, views.PoolAcceptancePage(h.nav(c, "acceptance"), p))
+}
+
+// runFigures lists a run's measured figures: data pull, bus bandwidth,
+// throughput, checkpoint write and recovery, in the steps' order.
+func runFigures(r acceptance.Report) string {
+	var parts []string
+	for _, s := range r.Steps {
+		for _, m := range s.Measures {
+			if s.Number >= 2 && s.Number <= 5 {
+				parts = append(parts, m.Name+" "+fmtFloat(m.Figure)+" "+m.Unit)
+			}
+		}
+	}
+	return strings.Join(parts, " · ")
 }

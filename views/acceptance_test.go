@@ -1,0 +1,27 @@
+package views
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestAcceptanceStepsRefreshOnlyWhileRunning(t *testing.T) {
+	steps := []AcceptanceStep{
+		{Number: 1, Title: "Submit a queued training job with the production container", Status: "passed", Figure: "3 s", Threshold: "≤ 600 s", Summary: "Passed: queue wait 3 s, at most 600 s allowed."},
+		{Number: 2, Title: "Pull the dataset sample and base model weights", Status: "running"},
+	}
+	running := render(t, AcceptanceSteps(AcceptanceRunProps{ID: 12, Status: "running", Verdict: "Running: step 2 of 7.", Steps: steps, Running: true}))
+	url, ok := running.Find(`#acceptance-steps`).Attr("data-refresh-url")
+	assert.True(t, ok, "a running run's steps refresh themselves")
+	assert.Equal(t, "/acceptance-runs/12/steps", url)
+	assert.Equal(t, "Passed: queue wait 3 s, at most 600 s allowed.", running.Find(`[data-testid="step-1"] [data-testid="step-summary"]`).Text())
+	assert.Equal(t, "≤ 600 s", running.Find(`[data-testid="step-1"] [data-testid="step-threshold"]`).Text())
+	status, _ := running.Find(`[data-testid="step-2"]`).Attr("data-status")
+	assert.Equal(t, "running", status)
+
+	done := render(t, AcceptanceSteps(AcceptanceRunProps{ID: 12, Status: "passed", Verdict: "Pool p passed all 7 steps of its acceptance test.", Steps: steps, Cost: "$0.09"}))
+	_, ok = done.Find(`#acceptance-steps`).Attr("data-refresh-url")
+	assert.False(t, ok, "a finished run's steps stop refreshing")
+	assert.Equal(t, "Cost of the run: $0.09", done.Find(`[data-testid="run-cost"]`).Text())
+}
