@@ -379,14 +379,19 @@ type JobResult struct {
 	ByRule  bool              `json:"acceptedByRule"`
 }
 
-// JobResult reads the verdict on a job's result.
-func (a *Accounting) JobResult(ctx context.Context, team, namespace, job string) (JobResult, error) {
+// JobResult reads the verdict on a job's result; kind is the job's
+// template kind (an inference endpoint is never accepted by the rule: its
+// units are the requests it served).
+func (a *Accounting) JobResult(ctx context.Context, team, namespace, job, kind string) (JobResult, error) {
 	v, err := a.Store.Verdict(ctx, namespace, job)
 	switch {
 	case err == nil:
 		return JobResult{Verdict: &v}, nil
 	case !errors.Is(err, store.ErrNotFound):
 		return JobResult{}, err
+	}
+	if kind == KindInference {
+		return JobResult{}, nil
 	}
 	rule, err := a.Store.TeamAcceptanceRule(ctx, team)
 	if err != nil || rule.AcceptFrom.IsZero() {

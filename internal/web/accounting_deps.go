@@ -17,7 +17,7 @@ import (
 type AccountingService interface {
 	Team(ctx context.Context, team string, month time.Time, trend int) (cost.TeamAccounting, error)
 	Weeks(ctx context.Context, weeks int) ([]cost.TeamWeeks, error)
-	JobResult(ctx context.Context, team, namespace, job string) (cost.JobResult, error)
+	JobResult(ctx context.Context, team, namespace, job, kind string) (cost.JobResult, error)
 	Decide(ctx context.Context, by cost.Actor, team, namespace, job, verdict, note string) (store.RunVerdict, error)
 	SetRule(ctx context.Context, by cost.Actor, team string, on bool) (cost.RuleState, error)
 	SharedCosts(ctx context.Context, month time.Time) (cost.SharedCostsPage, error)

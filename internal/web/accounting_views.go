@@ -116,7 +116,7 @@ func (h *handler) verdictProps(c *gin.Context, rec store.Launch) *views.VerdictP
 	if err != nil {
 		return nil
 	}
-	res, err := acc.JobResult(c.Request.Context(), rec.Team, rec.Namespace, rec.Name)
+	res, err := acc.JobResult(c.Request.Context(), rec.Team, rec.Namespace, rec.Name, rec.Kind)
 	if err != nil {
 		h.Log.WarnContext(c.Request.Context(), "job result unavailable", "job", rec.Namespace+"/"+rec.Name, "err", err)
 		return nil
