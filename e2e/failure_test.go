@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // A researcher opens a job that ran out of memory, reads why in one
@@ -36,7 +37,7 @@ func TestResearcherReadsWhyAJobFailedAndRelaunchesWithTheFix(t *testing.T) {
 	// The training process outgrows its memory: the kernel kills it, as
 	// kwok does to the running pod when told so.
 	ns := "team-" + team
-	pods, err := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: catalog.LabelInstance + "=" + name})
+	pods, err := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + name})
 	require.NoError(t, err)
 	require.Len(t, pods.Items, 1)
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -63,7 +63,7 @@ func TestPortalKilledDuringLaunchesLeavesEachLaunchOnce(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		sel := catalog.LabelLaunchID
+		sel := naming.LabelLaunchID
 		jobs, err := env.Kube.BatchV1().Jobs("team-nlp").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return
@@ -132,7 +132,7 @@ func TestPortalKilledDuringLaunchesLeavesEachLaunchOnce(t *testing.T) {
 		id := launchID(i)
 		rec, err := db.LaunchByID(ctx, id)
 		require.NoError(t, err, "launch %s has its record", id)
-		jobs, err := env.Kube.BatchV1().Jobs("team-nlp").List(ctx, metav1.ListOptions{LabelSelector: catalog.LabelLaunchID + "=" + id})
+		jobs, err := env.Kube.BatchV1().Jobs("team-nlp").List(ctx, metav1.ListOptions{LabelSelector: naming.LabelLaunchID + "=" + id})
 		require.NoError(t, err)
 		require.Len(t, jobs.Items, 1, "launch %s (answered %d before the kill) is one Job", id, statuses[i])
 		assert.Equal(t, rec.Name, jobs.Items[0].Name, "launch %s: the record names the Job", id)

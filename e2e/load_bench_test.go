@@ -35,6 +35,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -293,9 +294,9 @@ func loadJobName(i int) string { return fmt.Sprintf("load-%05d", i) }
 
 func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient.Interface, team, ns, name string, run bool) error {
 	job := stacktest.CompliantJob(team, name, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")})
-	job.Labels[catalog.LabelOwner] = "load-01"
+	job.Labels[naming.LabelOwner] = "load-01"
 	if run {
-		job.Spec.Template.Annotations = map[string]string{catalog.AnnotationSimulateDuration: "24h"}
+		job.Spec.Template.Annotations = map[string]string{naming.AnnotationSimulateDuration: "24h"}
 		if _, err := kc.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create job %s: %w", name, err)
 		}
@@ -312,7 +313,7 @@ func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job",
 				Name: name, UID: created.UID, Controller: ptr.To(true)}}},
 		Spec: kueue.WorkloadSpec{
-			QueueName: kueue.LocalQueueName(devcluster.LocalQueueName),
+			QueueName: kueue.LocalQueueName(naming.LocalQueue),
 			Active:    ptr.To(false),
 			PodSets:   []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: ptr.Deref(created.Spec.Parallelism, 1), Template: created.Spec.Template}},
 		},

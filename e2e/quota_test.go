@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -48,14 +49,14 @@ func TestAdminCreatesTeamResearcherRequestsLeadApproves(t *testing.T) {
 	assert.Equal(t, "/admin/teams/"+name, admin.Path())
 	assert.Contains(t, admin.TestIDText("flash"), "Team "+name+" created")
 
-	ns, err := portal.Stack.Kube.CoreV1().Namespaces().Get(ctx, teams.NamespaceOf(name), metav1.GetOptions{})
+	ns, err := portal.Stack.Kube.CoreV1().Namespaces().Get(ctx, naming.Namespace(name), metav1.GetOptions{})
 	require.NoError(t, err, "the team's namespace exists")
-	assert.Equal(t, name, ns.Labels[teams.TeamLabel])
-	assert.Equal(t, "CC-E2E", ns.Annotations[teams.CostCenterAnnotation])
-	_, err = portal.Stack.Kueue.KueueV1beta2().LocalQueues(ns.Name).Get(ctx, teams.LocalQueueName, metav1.GetOptions{})
+	assert.Equal(t, name, ns.Labels[naming.LabelTeam])
+	assert.Equal(t, "CC-E2E", ns.Annotations[naming.AnnotationCostCenter])
+	_, err = portal.Stack.Kueue.KueueV1beta2().LocalQueues(ns.Name).Get(ctx, naming.LocalQueue, metav1.GetOptions{})
 	require.NoError(t, err, "the team's LocalQueue exists")
 	assert.Equal(t, int64(0), nominalGPUs(t, portal, name), "a new team starts without GPUs")
-	cq, err := portal.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, teams.ClusterQueueOf(name), metav1.GetOptions{})
+	cq, err := portal.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, naming.ClusterQueue(name), metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "cohort-"+name, string(cq.Spec.CohortName))
 
@@ -106,7 +107,7 @@ func TestAdminCreatesTeamResearcherRequestsLeadApproves(t *testing.T) {
 	admin.Open("/admin/teams/" + name)
 	admin.Submit(testID("retire-team"))
 	assert.Contains(t, admin.TestIDText("flash"), "retired")
-	cq, err = portal.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, teams.ClusterQueueOf(name), metav1.GetOptions{})
+	cq, err = portal.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, naming.ClusterQueue(name), metav1.GetOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, cq.Spec.StopPolicy, "a retired team's queue admits nothing new")
 	assert.Equal(t, "Hold", string(*cq.Spec.StopPolicy))
@@ -126,7 +127,7 @@ func (b *Browser) choose(selector, value string) {
 
 func nominalGPUs(t *testing.T, p *Portal, team string) int64 {
 	t.Helper()
-	cq, err := p.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), teams.ClusterQueueOf(team), metav1.GetOptions{})
+	cq, err := p.Stack.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), naming.ClusterQueue(team), metav1.GetOptions{})
 	require.NoError(t, err)
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, f := range rg.Flavors {

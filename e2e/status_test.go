@@ -20,6 +20,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -57,12 +58,12 @@ func blockQuota(t *testing.T, env *stacktest.Env, team string) func() {
 	job := stacktest.CompliantJob(team, "blocker", corev1.ResourceList{
 		"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("8"), "memory": resource.MustParse("32Gi"),
 	})
-	job.Spec.Template.Spec.NodeSelector = map[string]string{catalog.LabelPool: statusH100}
+	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: statusH100}
 	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "30m"}
 	// Highest priority, so the training job launched next cannot preempt it.
-	job.Labels[catalog.LabelPriorityClass] = "inference"
-	job.Spec.Template.Labels[catalog.LabelPriorityClass] = "inference"
+	job.Labels[naming.LabelPriorityClass] = "inference"
+	job.Spec.Template.Labels[naming.LabelPriorityClass] = "inference"
 	ns := "team-" + team
 	_, err := env.Kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
 	require.NoError(t, err)

@@ -14,6 +14,9 @@ type navItem struct {
 	Badge int
 }
 
+// testID joins the parts of a data-testid ("team", "vision" → "team-vision").
+func testID(parts ...string) string { return strings.Join(parts, "-") }
+
 // navItems lists what the user's role may open, in display order.
 func navItems(nav Nav) []navItem {
 	if nav.User == nil {

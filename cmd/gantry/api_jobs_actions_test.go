@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-dev/gantry/internal/launch"
-	"github.com/gantry-dev/gantry/internal/teams"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // TestJobActionsThroughAPI: what the job page's buttons do, a script does:
@@ -58,7 +58,7 @@ func TestJobActionsThroughAPI(t *testing.T) {
 		"outside the template's range of replicas")
 	assert.NotEmpty(t, e.Message)
 	require.Equal(t, http.StatusAccepted, alice.call(http.MethodPost, "/api/v1/teams/vision/jobs/"+endpoint+"/scale", `{"replicas":2}`, nil))
-	d, err := p.Env.Kube.AppsV1().Deployments(teams.NamespaceOf("vision")).Get(context.Background(), endpoint, metav1.GetOptions{})
+	d, err := p.Env.Kube.AppsV1().Deployments(naming.Namespace("vision")).Get(context.Background(), endpoint, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, d.Spec.Replicas)
 	assert.Equal(t, int32(2), *d.Spec.Replicas, "the endpoint's Deployment has 2 replicas")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -93,8 +94,8 @@ func TestQuotaStoryThroughAPI(t *testing.T) {
 	require.Equal(t, http.StatusCreated, erin.call(http.MethodPost, "/api/v1/teams", fmt.Sprintf(
 		`{"name":%q,"displayName":"API team","costCenter":"CC-API","memberGroups":["vision-researchers"],"leadGroups":["vision-leads"],
 		  "ceilings":[{"flavor":%q,"resource":%q,"gpus":4}]}`, name, e2eFlavor, e2eGPU), &team))
-	assert.Equal(t, teams.NamespaceOf(name), team.Namespace)
-	_, err = p.Env.Kube.CoreV1().Namespaces().Get(ctx, teams.NamespaceOf(name), metav1.GetOptions{})
+	assert.Equal(t, naming.Namespace(name), team.Namespace)
+	_, err = p.Env.Kube.CoreV1().Namespaces().Get(ctx, naming.Namespace(name), metav1.GetOptions{})
 	require.NoError(t, err, "the team's namespace exists")
 	assert.Equal(t, int64(0), nominalGPUsOf(t, p, name), "a new team starts without GPUs")
 	require.Equal(t, http.StatusOK, erin.call(http.MethodGet, "/api/v1/teams/"+name, "", &team))
@@ -227,7 +228,7 @@ func TestQuotaStoryThroughAPI(t *testing.T) {
 	assert.Equal(t, "API team, renamed", renamed.DisplayName)
 	require.Equal(t, http.StatusOK, erin.call(http.MethodPost, "/api/v1/teams/"+name+"/retire", "", &team))
 	assert.NotNil(t, team.RetiredAt)
-	cq, err := p.Env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, teams.ClusterQueueOf(name), metav1.GetOptions{})
+	cq, err := p.Env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, naming.ClusterQueue(name), metav1.GetOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, cq.Spec.StopPolicy, "a retired team's queue admits nothing new")
 	assert.Equal(t, "Hold", string(*cq.Spec.StopPolicy))
@@ -250,7 +251,7 @@ func pick(m map[string]string, keys ...string) map[string]string {
 
 func nominalGPUsOf(t *testing.T, p *testPortal, team string) int64 {
 	t.Helper()
-	cq, err := p.Env.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), teams.ClusterQueueOf(team), metav1.GetOptions{})
+	cq, err := p.Env.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), naming.ClusterQueue(team), metav1.GetOptions{})
 	require.NoError(t, err)
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, f := range rg.Flavors {

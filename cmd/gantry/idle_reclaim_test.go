@@ -19,6 +19,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // idleTemplate is the notebook template with a workspace claim: a
@@ -115,7 +116,7 @@ func TestIdleNotebookIsWarnedThenStoppedWithItsWorkspace(t *testing.T) {
 			pod, err := p.Env.Kube.CoreV1().Pods(ns).Get(ctx, nb+"-0", metav1.GetOptions{})
 			return err == nil && pod.Status.Phase == corev1.PodRunning
 		}, 90*time.Second, 500*time.Millisecond, "notebook %s runs", nb)
-		patch := `{"metadata":{"annotations":{"` + devcluster.AnnotationSimGPUUtil + `":"0"}}}`
+		patch := `{"metadata":{"annotations":{"` + naming.AnnotationSimGPUUtil + `":"0"}}}`
 		_, err := p.Env.Kube.CoreV1().Pods(ns).Patch(ctx, nb+"-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/config"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/leader"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
@@ -27,7 +28,7 @@ func startQuota(ctx context.Context, cfg config.Config, clients *kube.Clients, c
 
 	// The chart runs the portal's pods in the system namespace (its default:
 	// the release namespace); team NetworkPolicies admit them from there.
-	prov, err := teams.NewProvisioner(clients.Config, teams.FieldManager,
+	prov, err := teams.NewProvisioner(clients.Config, naming.FieldManager,
 		teams.WithAdminGroups(cfg.AdminGroups), teams.WithPortalNamespace(cfg.SystemNamespace),
 		teams.WithIdentities(cfg.Identities))
 	if err != nil {

@@ -3,7 +3,6 @@ package catalog_test
 import (
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 func seeded(t testing.TB) map[string]catalog.Template {
@@ -78,9 +77,9 @@ func TestSeededTemplatesRender(t *testing.T) {
 			for _, o := range out.Objects {
 				kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
 				assert.Equal(t, tc.template+"-abc123def4", o.GetName())
-				assert.Equal(t, "alice", o.GetLabels()[catalog.LabelOwner])
-				assert.Equal(t, "default", o.GetLabels()[catalog.LabelQueueName])
-				assert.Equal(t, tc.wantPool, o.GetLabels()[catalog.LabelPool])
+				assert.Equal(t, "alice", o.GetLabels()[naming.LabelOwner])
+				assert.Equal(t, "default", o.GetLabels()[naming.LabelQueueName])
+				assert.Equal(t, tc.wantPool, o.GetLabels()[naming.LabelPool])
 			}
 			assert.Equal(t, tc.wantKinds, kinds)
 			assert.Equal(t, tc.wantPool, out.Pool)
@@ -239,33 +238,6 @@ func TestParseValuesErrorsAreSentences(t *testing.T) {
 			assert.Equal(t, tc.wantText, errs[tc.wantField])
 		})
 	}
-}
-
-func TestOwnerLabel(t *testing.T) {
-	cases := map[string]struct {
-		in         string
-		wantPrefix string
-		wantExact  bool
-	}{
-		"plain username kept":              {in: "alice", wantPrefix: "alice", wantExact: true},
-		"email sanitised with a hash":      {in: "Alice.Smith@corp.example", wantPrefix: "alice.smith-corp.example-"},
-		"only symbols become a hash":       {in: "@@@", wantPrefix: "u"},
-		"long names are cut to 63":         {in: strings.Repeat("x", 70), wantPrefix: strings.Repeat("x", 54) + "-"},
-		"uppercase is a valid label value": {in: "Bob", wantPrefix: "Bob", wantExact: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := catalog.OwnerLabel(tc.in)
-			if tc.wantExact {
-				assert.Equal(t, tc.wantPrefix, got)
-			} else {
-				assert.True(t, strings.HasPrefix(got, tc.wantPrefix), "%q has prefix %q", got, tc.wantPrefix)
-			}
-			assert.Empty(t, validation.IsValidLabelValue(got), "valid label value")
-			assert.Equal(t, got, catalog.OwnerLabel(tc.in), "deterministic")
-		})
-	}
-	assert.NotEqual(t, catalog.OwnerLabel("Bob"), catalog.OwnerLabel("bob!"), "different users stay different")
 }
 
 func TestMarshalRoundTrip(t *testing.T) {

@@ -1,12 +1,9 @@
 package catalog
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,41 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
-
-// Label keys every Gantry object and pod template carries.
-const (
-	LabelTeam            = "gantry.dev/team"
-	LabelOwner           = "gantry.dev/owner"
-	LabelTemplate        = "gantry.dev/template"
-	LabelTemplateVersion = "gantry.dev/template-version"
-	LabelKind            = "gantry.dev/kind"
-	LabelPool            = "gantry.dev/pool"
-	LabelCostCenter      = "gantry.dev/cost-center"
-	LabelLaunchID        = "gantry.dev/launch-id"
-	LabelQueueName       = "kueue.x-k8s.io/queue-name"
-	LabelPriorityClass   = "kueue.x-k8s.io/priority-class"
-	LabelManagedBy       = "app.kubernetes.io/managed-by"
-	LabelAppName         = "app.kubernetes.io/name"
-	LabelInstance        = "app.kubernetes.io/instance"
-	LabelComponent       = "app.kubernetes.io/component"
-	LabelPartOf          = "app.kubernetes.io/part-of"
-	LabelVersion         = "app.kubernetes.io/version"
-
-	// ManagedBy is the value of app.kubernetes.io/managed-by on Gantry's objects.
-	ManagedBy = "gantry"
-	// AnnotationSimulateDuration tells the local kwok cluster how long a Job pod runs.
-	AnnotationSimulateDuration = "gantry.dev/simulate-duration"
-	// AnnotationParameters records the launch parameters on the workload object.
-	AnnotationParameters = "gantry.dev/parameters"
-)
-
-// SharedLabels are the keys policy requires on every object and pod template.
-var SharedLabels = []string{
-	LabelTeam, LabelOwner, LabelTemplate, LabelTemplateVersion, LabelKind, LabelPool, LabelCostCenter,
-	LabelQueueName, LabelPriorityClass, LabelManagedBy, LabelAppName, LabelInstance, LabelComponent, LabelPartOf,
-}
 
 // Object is a Kubernetes object with metadata.
 type Object interface {
@@ -88,10 +53,7 @@ type Rendered struct {
 	GPUsPerPod  int
 }
 
-var (
-	launchIDPattern = regexp.MustCompile(`^[a-z0-9]{8,20}$`)
-	labelUnsafe     = regexp.MustCompile(`[^a-z0-9._-]+`)
-)
+var launchIDPattern = regexp.MustCompile(`^[a-z0-9]{8,20}$`)
 
 // NotebookBaseURL is the path a notebook opens at through the portal's
 // proxy, and so the base URL its server is started with.
@@ -101,29 +63,6 @@ func NotebookBaseURL(team, name string) string {
 
 // ValidLaunchID reports whether id can be a launch id.
 func ValidLaunchID(id string) bool { return launchIDPattern.MatchString(id) }
-
-// ObjectName is the deterministic name of a launch's objects.
-func ObjectName(template, launchID string) string {
-	return template + "-" + launchID
-}
-
-// OwnerLabel turns a username into a label value: unchanged when it is one
-// already, else lowercased with other characters replaced and a short hash
-// of the original appended, so different usernames stay different.
-func OwnerLabel(username string) string {
-	if len(validation.IsValidLabelValue(username)) == 0 && username != "" {
-		return username
-	}
-	sum := sha256.Sum256([]byte(username))
-	base := strings.Trim(labelUnsafe.ReplaceAllString(strings.ToLower(username), "-"), "-._")
-	if len(base) > 54 {
-		base = strings.Trim(base[:54], "-._")
-	}
-	if base == "" {
-		return "u" + hex.EncodeToString(sum[:4])
-	}
-	return base + "-" + hex.EncodeToString(sum[:4])
-}
 
 // Render builds the template's objects for the target with parsed values.
 // It is pure: the same inputs give the same objects.
@@ -135,7 +74,7 @@ func Render(t *Template, target Target, v Values) (Rendered, error) {
 	if !ok {
 		return Rendered{}, fmt.Errorf("render %s: unknown GPU type %q", t.Name, v.GPUType)
 	}
-	name := ObjectName(t.Name, target.LaunchID)
+	name := naming.Object(t.Name, target.LaunchID)
 	r := renderer{t: t, target: target, v: v, gpu: gpu, name: name}
 	out := Rendered{Name: name, Namespace: target.Namespace, Pool: gpu.Pool, GPUResource: gpu.Resource, GPUsPerPod: v.GPUs, Pods: 1}
 	switch t.Kind {
@@ -182,21 +121,21 @@ func (r renderer) component() string {
 // Labels returns the shared labels of the launch's objects.
 func (r renderer) labels() map[string]string {
 	return map[string]string{
-		LabelTeam:            r.target.Team,
-		LabelOwner:           OwnerLabel(r.target.Owner),
-		LabelTemplate:        r.t.Name,
-		LabelTemplateVersion: strconv.Itoa(r.t.Version),
-		LabelKind:            string(r.t.Kind),
-		LabelPool:            r.gpu.Pool,
-		LabelCostCenter:      costCenterLabel(r.target.CostCenter),
-		LabelLaunchID:        r.target.LaunchID,
-		LabelQueueName:       r.target.Queue,
-		LabelPriorityClass:   r.t.Priority(),
-		LabelManagedBy:       ManagedBy,
-		LabelAppName:         r.t.Name,
-		LabelInstance:        r.name,
-		LabelComponent:       r.component(),
-		LabelPartOf:          "gantry",
+		naming.LabelTeam:            r.target.Team,
+		naming.LabelOwner:           naming.OwnerLabel(r.target.Owner),
+		naming.LabelTemplate:        r.t.Name,
+		naming.LabelTemplateVersion: strconv.Itoa(r.t.Version),
+		naming.LabelKind:            string(r.t.Kind),
+		naming.LabelPool:            r.gpu.Pool,
+		naming.LabelCostCenter:      costCenterLabel(r.target.CostCenter),
+		naming.LabelLaunchID:        r.target.LaunchID,
+		naming.LabelQueueName:       r.target.Queue,
+		naming.LabelPriorityClass:   r.t.Priority(),
+		naming.LabelManagedBy:       naming.ManagedBy,
+		naming.LabelAppName:         r.t.Name,
+		naming.LabelInstance:        r.name,
+		naming.LabelComponent:       r.component(),
+		naming.LabelPartOf:          naming.PartOf,
 	}
 }
 
@@ -204,7 +143,7 @@ func costCenterLabel(cc string) string {
 	if cc == "" {
 		return "none"
 	}
-	return OwnerLabel(cc)
+	return naming.OwnerLabel(cc)
 }
 
 func (r renderer) meta() metav1.ObjectMeta {
@@ -212,7 +151,7 @@ func (r renderer) meta() metav1.ObjectMeta {
 }
 
 func (r renderer) selector() map[string]string {
-	return map[string]string{LabelInstance: r.name, LabelManagedBy: ManagedBy}
+	return map[string]string{naming.LabelInstance: r.name, naming.LabelManagedBy: naming.ManagedBy}
 }
 
 func (r renderer) service(headless bool) *corev1.Service {
@@ -297,7 +236,7 @@ func (r renderer) podTemplate() corev1.PodTemplateSpec {
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{
 			Containers:                   []corev1.Container{container},
-			NodeSelector:                 map[string]string{LabelPool: r.gpu.Pool},
+			NodeSelector:                 map[string]string{naming.LabelPool: r.gpu.Pool},
 			Tolerations:                  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			AutomountServiceAccountToken: new(false),
 			SecurityContext: &corev1.PodSecurityContext{
@@ -310,7 +249,7 @@ func (r renderer) podTemplate() corev1.PodTemplateSpec {
 		},
 	}
 	if r.t.SimulateDuration != "" && r.t.Kind == KindTraining {
-		pod.Annotations = map[string]string{AnnotationSimulateDuration: r.t.SimulateDuration}
+		pod.Annotations = map[string]string{naming.AnnotationSimulateDuration: r.t.SimulateDuration}
 	}
 	return pod
 }

@@ -77,7 +77,7 @@ type Template struct {
 	// Workspace is a notebook's home volume.
 	Workspace  *Workspace `json:"workspace,omitempty"`
 	Parameters Parameters `json:"parameters"`
-	// SimulateDuration is passed to pods as gantry.dev/simulate-duration so
+	// SimulateDuration is passed to pods as naming.AnnotationSimulateDuration so
 	// the local kwok cluster finishes Job pods; empty in production templates.
 	SimulateDuration string `json:"simulateDuration,omitempty"`
 }

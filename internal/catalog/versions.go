@@ -10,6 +10,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // Spec returns the template's stored JSON form, without its version, and
@@ -106,8 +108,8 @@ func RenderSample(t *Template, team string) (Sample, error) {
 	if len(errs) > 0 {
 		return Sample{}, errs
 	}
-	out, err := Render(t, Target{Team: team, Namespace: "team-" + team, CostCenter: "sample", Owner: "preview",
-		LaunchID: SampleLaunchID, Queue: "default"}, v)
+	out, err := Render(t, Target{Team: team, Namespace: naming.Namespace(team), CostCenter: "sample", Owner: "preview",
+		LaunchID: SampleLaunchID, Queue: naming.LocalQueue}, v)
 	if err != nil {
 		return Sample{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -167,7 +167,7 @@ func (l *Ledger) record(ctx context.Context, r Run) error {
 // which the team page shows as unpriced.
 func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
 	row := store.LedgerRow{
-		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: TeamOf(r.Namespace), Namespace: r.Namespace,
+		RunKey: r.Key(), WorkloadUID: r.WorkloadUID, Team: teamOf(r.Namespace), Namespace: r.Namespace,
 		JobName: r.JobName, JobKind: r.JobKind, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
 		CreatedAt: r.Created, AdmittedAt: r.Admitted, EndedAt: r.Ended, Outcome: r.Outcome, Reason: r.Reason,
 		WaitSeconds: r.Wait().Seconds(), AllocatedGPUHours: r.GPUHours(),
@@ -232,7 +232,8 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// TeamOf is the team owning a namespace named team-<name>.
-func TeamOf(namespace string) string {
-	return strings.TrimPrefix(namespace, "team-")
+// teamOf is the team owning a team namespace, "" for any other.
+func teamOf(namespace string) string {
+	team, _ := naming.TeamOfNamespace(namespace)
+	return team
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gantry-dev/gantry/internal/config"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // bootstrapComponent applies the cluster's shared objects: ClusterRoles,
@@ -94,31 +95,25 @@ func removeClusterWideAdmins(ctx context.Context, a *applier) error {
 	return nil
 }
 
-// The namespace and ConfigMap the gantry-image-allowlist admission policy
-// reads (GANTRY_SYSTEM_NAMESPACE's default, catalogadmin.AllowlistConfigMap).
-// SystemNamespace is also where the chart runs the portal's pods.
-const (
-	SystemNamespace    = "gantry-system"
-	allowlistConfigMap = "gantry-image-allowlist"
-)
-
-// seedImageAllowlist creates the system namespace and, unless it exists,
+// seedImageAllowlist creates the system namespace (naming.SystemNamespace,
+// GANTRY_SYSTEM_NAMESPACE's default, where the chart runs the portal's
+// pods) and, unless it exists,
 // the image allowlist ConfigMap with the portal's default list; a running
 // portal owns it afterwards, so an up never overwrites what admins saved.
 func seedImageAllowlist(ctx context.Context, a *applier) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": SystemNamespace, "labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}}}}
+		"metadata": map[string]any{"name": naming.SystemNamespace, "labels": map[string]any{naming.LabelPartOf: naming.PartOf}}}}
 	if err := a.applyOne(ctx, ns); err != nil {
 		return err
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": allowlistConfigMap, "namespace": SystemNamespace,
-			"labels": map[string]any{"app.kubernetes.io/part-of": "gantry"}},
-		"data": map[string]any{"registries": strings.Join(strings.Split(config.DefaultImageRegistries, ","), "\n")}}}
-	_, err := a.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(SystemNamespace).
+		"metadata": map[string]any{"name": naming.AllowlistConfigMap, "namespace": naming.SystemNamespace,
+			"labels": map[string]any{naming.LabelPartOf: naming.PartOf}},
+		"data": map[string]any{naming.AllowlistKey: strings.Join(strings.Split(config.DefaultImageRegistries, ","), "\n")}}}
+	_, err := a.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(naming.SystemNamespace).
 		Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("image allowlist ConfigMap %s/%s: %w", SystemNamespace, allowlistConfigMap, err)
+		return fmt.Errorf("image allowlist ConfigMap %s/%s: %w", naming.SystemNamespace, naming.AllowlistConfigMap, err)
 	}
 	return nil
 }

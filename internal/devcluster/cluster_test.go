@@ -25,8 +25,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
-	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // Pools of deploy/local/pools.yaml the tests rely on.
@@ -70,8 +70,8 @@ func (b jobBuilder) obj() *batchv1.Job {
 		job.Spec.Template.Labels[priorityLabel] = b.priority
 	}
 	if b.owner != "" {
-		job.Labels[catalog.LabelOwner] = b.owner
-		job.Spec.Template.Labels[catalog.LabelOwner] = b.owner
+		job.Labels[naming.LabelOwner] = b.owner
+		job.Spec.Template.Labels[naming.LabelOwner] = b.owner
 	}
 	par := b.parallelism
 	if par == 0 {
@@ -136,7 +136,7 @@ func requireRunningOnPool(t *testing.T, env *stacktest.Env, namespace, selector,
 	for _, p := range pods {
 		node, err := env.Kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, pool, node.Labels[devcluster.PoolLabel], "pool of node %s running %s", node.Name, p.Name)
+		assert.Equal(t, pool, node.Labels[naming.LabelPool], "pool of node %s running %s", node.Name, p.Name)
 	}
 	return pods
 }
@@ -343,7 +343,7 @@ func TestStatefulSetAndDeploymentAreAdmittedThroughWebhooks(t *testing.T) {
 		}
 		pods := requireRunningOnPool(t, env, ns, "app="+app, inferencePool, n)
 		for _, p := range pods {
-			assert.Equal(t, devcluster.LocalQueueName, p.Labels[queueLabel], "queue label on %s", p.Name)
+			assert.Equal(t, naming.LocalQueue, p.Labels[queueLabel], "queue label on %s", p.Name)
 			assert.Equal(t, "true", p.Labels["kueue.x-k8s.io/managed"], "Kueue's pod webhook manages %s", p.Name)
 			assert.Empty(t, p.Spec.SchedulingGates, "admission gate lifted on %s", p.Name)
 		}
@@ -392,9 +392,9 @@ func TestVisibilityAPIReturnsPendingPositions(t *testing.T) {
 			assert.Equal(c, wl.Name, summary.Items[i].Name)
 			assert.Equal(c, int32(i), summary.Items[i].PositionInClusterQueue)
 			assert.Equal(c, int32(i), summary.Items[i].PositionInLocalQueue)
-			assert.Equal(c, kueue.LocalQueueName(devcluster.LocalQueueName), summary.Items[i].LocalQueueName)
+			assert.Equal(c, kueue.LocalQueueName(naming.LocalQueue), summary.Items[i].LocalQueueName)
 		}
-		local, err := env.Kueue.VisibilityV1beta2().LocalQueues(ns).GetPendingWorkloadsSummary(ctx, devcluster.LocalQueueName, metav1.GetOptions{})
+		local, err := env.Kueue.VisibilityV1beta2().LocalQueues(ns).GetPendingWorkloadsSummary(ctx, naming.LocalQueue, metav1.GetOptions{})
 		require.NoError(c, err)
 		assert.Len(c, local.Items, 2)
 	}, 30*time.Second, 250*time.Millisecond)
@@ -487,7 +487,7 @@ func TestAdmissionPoliciesRefuseNonCompliantWorkloads(t *testing.T) {
 				"app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of",
 		},
 		"labelled for another team": {
-			job:        job(func(j *batchv1.Job) { j.Labels[catalog.LabelTeam] = "nlp" }),
+			job:        job(func(j *batchv1.Job) { j.Labels[naming.LabelTeam] = "nlp" }),
 			wantReason: metav1.StatusReasonInvalid,
 			wantErr:    "This Job is labelled for team nlp but namespace team-vision belongs to team vision.",
 		},

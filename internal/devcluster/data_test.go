@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 func repoLayout(t *testing.T) Layout {
@@ -89,7 +91,7 @@ func TestTeamClusterQueue(t *testing.T) {
 	cq := find[*kueue.ClusterQueue](t, objs)
 
 	assert.Equal(t, "team-vision", cq.Name)
-	assert.Equal(t, "vision", cq.Labels[TeamLabel])
+	assert.Equal(t, "vision", cq.Labels[naming.LabelTeam])
 	assert.Equal(t, kueue.CohortReference("gantry"), cq.Spec.CohortName)
 	assert.Equal(t, kueue.PreemptionPolicyAny, cq.Spec.Preemption.ReclaimWithinCohort)
 	assert.Equal(t, kueue.PreemptionPolicyLowerPriority, cq.Spec.Preemption.WithinClusterQueue)
@@ -116,7 +118,7 @@ func TestTeamClusterQueue(t *testing.T) {
 
 	ns := find[*corev1.Namespace](t, objs)
 	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
-	assert.Equal(t, "vision", ns.Labels[TeamLabel])
+	assert.Equal(t, "vision", ns.Labels[naming.LabelTeam])
 }
 
 func TestTeamWithQuotaForUnknownPoolIsRejected(t *testing.T) {

@@ -4,16 +4,9 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
-
-// AnnotationSimGPUUtil forces a simulated pod's GPU utilization (percent,
-// 0-100) in the local stack: kwok's DCGM metric reads it. It means nothing
-// on a real cluster.
-const AnnotationSimGPUUtil = "sim.gantry.dev/gpu-util"
-
-// annotationLegacyUtil is the older spelling of AnnotationSimGPUUtil,
-// still honoured for existing tests.
-const annotationLegacyUtil = "gantry.dev/simulate-utilization"
 
 // Memory of the MIG slices the local pools offer, in MiB, as
 // dcgm-exporter reports a slice's framebuffer: a 1g.10gb slice never shows
@@ -56,7 +49,7 @@ const (
 func celHas(m, key string) string { return fmt.Sprintf("%q in %s", key, m) }
 
 func celKind(kind string) string {
-	return fmt.Sprintf(`(%s && pod.metadata.labels["gantry.dev/kind"] == %q)`, celHas("pod.metadata.labels", "gantry.dev/kind"), kind)
+	return fmt.Sprintf(`(%s && pod.metadata.labels[%q] == %q)`, celHas("pod.metadata.labels", naming.LabelKind), naming.LabelKind, kind)
 }
 
 func celUses(resource string) string {
@@ -68,7 +61,7 @@ func celClamp(v string) string {
 }
 
 // celUtilization is a pod's GPU utilization in percent: forced by the
-// annotation, else by the kind of workload (label gantry.dev/kind).
+// annotation, else by the kind of workload (label naming.LabelKind).
 func celUtilization() string {
 	forced := func(key string) string {
 		return celClamp(fmt.Sprintf("double(pod.metadata.annotations[%q])", key))
@@ -82,8 +75,8 @@ func celUtilization() string {
 	// Pods without a kind (made by tests directly) are busy, 40-95 %.
 	other := fmt.Sprintf("double(40 + (size(pod.metadata.name) * 13 + %s / 15 * 7) %% 56)", celAge)
 	return fmt.Sprintf("(%s ? %s : (%s ? %s : (%s ? %s : (%s ? %s : (%s ? %s : %s)))))",
-		celHas("pod.metadata.annotations", AnnotationSimGPUUtil), forced(AnnotationSimGPUUtil),
-		celHas("pod.metadata.annotations", annotationLegacyUtil), forced(annotationLegacyUtil),
+		celHas("pod.metadata.annotations", naming.AnnotationSimGPUUtil), forced(naming.AnnotationSimGPUUtil),
+		celHas("pod.metadata.annotations", naming.AnnotationSimulateUtilization), forced(naming.AnnotationSimulateUtilization),
 		celKind("training"), training,
 		celKind("notebook"), notebook,
 		celKind("inference"), inference,
@@ -145,7 +138,7 @@ func celPowerW() string {
 // power within the board's limit and scaling with utilization, and
 // utilization by workload kind (training busy 85-95 %, notebooks mostly
 // idle with short bursts, inference following a modest wave), unless the
-// pod's annotation sim.gantry.dev/gpu-util forces it.
+// pod's annotation naming.AnnotationSimGPUUtil forces it.
 func dcgmMetric() *unstructured.Unstructured {
 	labels := []any{
 		map[string]any{"name": "gpu", "value": `"0"`},

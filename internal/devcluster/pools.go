@@ -10,10 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
-)
 
-// PoolLabel names the node pool on every node and in every ResourceFlavor.
-const PoolLabel = "gantry.dev/pool"
+	"github.com/gantry-dev/gantry/internal/naming"
+)
 
 // kwokNodeAnnotation marks the nodes kwok simulates.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
@@ -99,7 +98,7 @@ func (p Pool) nodes() []*corev1.Node {
 	var out []*corev1.Node
 	for _, name := range p.NodeNames() {
 		labels := map[string]string{
-			PoolLabel:                p.Name,
+			naming.LabelPool:         p.Name,
 			"kubernetes.io/hostname": name,
 			"kubernetes.io/os":       "linux",
 			"kubernetes.io/arch":     "amd64",
@@ -137,10 +136,10 @@ func (p Pool) ResourceFlavor() *kueue.ResourceFlavor {
 		TypeMeta: metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   p.Name,
-			Labels: map[string]string{"app.kubernetes.io/part-of": "gantry"},
+			Labels: map[string]string{naming.LabelPartOf: naming.PartOf},
 		},
 		Spec: kueue.ResourceFlavorSpec{
-			NodeLabels:  map[string]string{PoolLabel: p.Name},
+			NodeLabels:  map[string]string{naming.LabelPool: p.Name},
 			Tolerations: tols,
 		},
 	}

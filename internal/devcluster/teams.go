@@ -11,24 +11,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
-// Labels and names the cluster objects of a team carry; internal/teams is
-// the one implementation of team objects, shared with the portal.
-const (
-	// TeamLabel names the team on its namespace and ClusterQueue.
-	TeamLabel = teams.TeamLabel
-	// LocalQueueName is the LocalQueue in every team namespace.
-	LocalQueueName = teams.LocalQueueName
-	// ResearcherRole and TeamLeadRole are the ClusterRoles (deploy/local/cluster/rbac.yaml)
-	// a team's IdP groups are bound to in its namespace.
-	ResearcherRole = teams.ResearcherRole
-	TeamLeadRole   = teams.TeamLeadRole
-	// AdminGroup is the local IdP's admin group (the portal's default
-	// --admin-groups), bound to teams.AdminRole in every team namespace.
-	AdminGroup = "gantry-admins"
-)
+// AdminGroup is the local IdP's admin group (the portal's default
+// --admin-groups), bound to naming.AdminRole in every team namespace.
+const AdminGroup = "gantry-admins"
 
 // Team is one team of deploy/local/teams.yaml.
 type Team struct {
@@ -65,10 +54,10 @@ func LoadTeams(path string) (Teams, error) {
 }
 
 // Namespace is the team's namespace.
-func (t Team) Namespace() string { return "team-" + t.Name }
+func (t Team) Namespace() string { return naming.Namespace(t.Name) }
 
 // ClusterQueue is the name of the team's ClusterQueue.
-func (t Team) ClusterQueue() string { return "team-" + t.Name }
+func (t Team) ClusterQueue() string { return naming.ClusterQueue(t.Name) }
 
 // Objects are the cluster objects of a team (see internal/teams): namespace
 // (Pod Security restricted), ClusterQueue in the cohort with borrowing and
@@ -84,7 +73,7 @@ func (t Team) Objects(cohort string, pools []Pool) ([]runtime.Object, error) {
 func (t Team) clusterTeam() teams.Team {
 	return teams.Team{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter,
 		MemberGroups: t.MemberGroups, LeadGroups: t.LeadGroups, Quotas: t.Quotas,
-		AdminGroups: []string{AdminGroup}, PortalNamespace: SystemNamespace}
+		AdminGroups: []string{AdminGroup}, PortalNamespace: naming.SystemNamespace}
 }
 
 // flavors are the pools as Kueue flavors, in file order.

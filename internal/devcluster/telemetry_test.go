@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
-	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // gauge reads the one current value of a DCGM series of a pod.
@@ -38,13 +38,13 @@ func TestSimulatedTelemetryFollowsTheHardware(t *testing.T) {
 	}})
 	ns := team.Namespace()
 	slice := jobBuilder{name: "slice", namespace: ns, requests: quota(string(mig1g), "1", "cpu", "1", "memory", "4Gi"),
-		annotations: map[string]string{"gantry.dev/simulate-duration": "10m", devcluster.AnnotationSimGPUUtil: "100"}}.obj()
+		annotations: map[string]string{"gantry.dev/simulate-duration": "10m", naming.AnnotationSimGPUUtil: "100"}}.obj()
 	// The slice's pod is a notebook's: it has the notebook profile, but the annotation forces 100 %.
 	slice.Spec.Template.Labels = stacktest.WorkloadLabels(team.Name, slice.Name, catalog.KindNotebook)
 	_, err := env.Kube.BatchV1().Jobs(ns).Create(t.Context(), slice, metav1.CreateOptions{})
 	require.NoError(t, err)
 	idle := createJob(t, env, jobBuilder{name: "idle", namespace: ns, requests: quota("nvidia.com/gpu", "1", "cpu", "1", "memory", "4Gi"),
-		annotations: map[string]string{"gantry.dev/simulate-duration": "10m", devcluster.AnnotationSimGPUUtil: "0"}})
+		annotations: map[string]string{"gantry.dev/simulate-duration": "10m", naming.AnnotationSimGPUUtil: "0"}})
 	slicePod := requireRunningOnPool(t, env, ns, "batch.kubernetes.io/job-name="+slice.Name, migPool, 1)[0]
 	idlePod := requireRunningOnPool(t, env, ns, "batch.kubernetes.io/job-name="+idle.Name, inferencePool, 1)[0]
 

@@ -22,7 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
-	"github.com/gantry-dev/gantry/internal/teams"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // randomSuffix keeps real objects of reruns apart.
@@ -61,7 +61,7 @@ func labelJob(j *batchv1.Job, key, value string) {
 // aliceJob is a compliant training Job of team vision owned by alice.
 func aliceJob(name string) *batchv1.Job {
 	j := stacktest.OwnedBy(stacktest.CompliantJob("vision", name, quota("cpu", "1", "memory", "1Gi")), "alice")
-	labelJob(j, catalog.LabelPriorityClass, string(catalog.KindTraining))
+	labelJob(j, naming.LabelPriorityClass, string(catalog.KindTraining))
 	return j
 }
 
@@ -82,30 +82,30 @@ func TestPeopleCannotLabelAnotherPriorityOrOwner(t *testing.T) {
 		wantErr string
 	}{
 		"own job at its kind's priority": {job: job(func(*batchv1.Job) {})},
-		"own job lowered to batch":       {job: job(func(j *batchv1.Job) { labelJob(j, catalog.LabelPriorityClass, "batch") })},
+		"own job lowered to batch":       {job: job(func(j *batchv1.Job) { labelJob(j, naming.LabelPriorityClass, "batch") })},
 		"training at inference priority": {
-			job:     job(func(j *batchv1.Job) { labelJob(j, catalog.LabelPriorityClass, string(catalog.KindInference)) }),
+			job:     job(func(j *batchv1.Job) { labelJob(j, naming.LabelPriorityClass, string(catalog.KindInference)) }),
 			wantErr: "A training workload may run at priority training or batch, not inference (label kueue.x-k8s.io/priority-class).",
 		},
 		"pod template at inference priority": {
 			job: job(func(j *batchv1.Job) {
-				j.Spec.Template.Labels[catalog.LabelPriorityClass] = string(catalog.KindInference)
+				j.Spec.Template.Labels[naming.LabelPriorityClass] = string(catalog.KindInference)
 			}),
 			wantErr: "may run at priority training or batch, not inference",
 		},
 		"training relabelled as inference kind": {
 			job: job(func(j *batchv1.Job) {
-				labelJob(j, catalog.LabelKind, string(catalog.KindNotebook))
-				labelJob(j, catalog.LabelPriorityClass, string(catalog.KindInference))
+				labelJob(j, naming.LabelKind, string(catalog.KindNotebook))
+				labelJob(j, naming.LabelPriorityClass, string(catalog.KindInference))
 			}),
 			wantErr: "A notebook workload may run at priority notebook or batch, not inference",
 		},
 		"owned by someone else": {
-			job:     job(func(j *batchv1.Job) { labelJob(j, catalog.LabelOwner, "bob") }),
+			job:     job(func(j *batchv1.Job) { labelJob(j, naming.LabelOwner, "bob") }),
 			wantErr: "You (alice) can only create workloads labelled with yourself as gantry.dev/owner, on the Job and its pod template, not bob.",
 		},
 		"pod template owned by someone else": {
-			job:     job(func(j *batchv1.Job) { j.Spec.Template.Labels[catalog.LabelOwner] = "bob" }),
+			job:     job(func(j *batchv1.Job) { j.Spec.Template.Labels[naming.LabelOwner] = "bob" }),
 			wantErr: "You (alice) can only create workloads labelled with yourself",
 		},
 	}
@@ -140,8 +140,8 @@ func TestPeopleCannotLabelAnotherPriorityOrOwner(t *testing.T) {
 		// The admin's certificate is no "oidc:" person: tests and operators
 		// may queue any priority (controllers never label workloads).
 		j := job(func(j *batchv1.Job) {
-			labelJob(j, catalog.LabelPriorityClass, string(catalog.KindInference))
-			labelJob(j, catalog.LabelOwner, "bob")
+			labelJob(j, naming.LabelPriorityClass, string(catalog.KindInference))
+			labelJob(j, naming.LabelOwner, "bob")
 		})
 		_, err := env.Kube.BatchV1().Jobs("team-vision").Create(ctx, j, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestPodSecurityGapsAreRefused(t *testing.T) {
 			dep := &appsv1.Deployment{
 				ObjectMeta: metav1.ObjectMeta{Name: "psa-gap", Labels: j.Labels},
 				Spec: appsv1.DeploymentSpec{
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{catalog.LabelInstance: "psa-gap"}},
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelInstance: "psa-gap"}},
 					Template: j.Spec.Template,
 				},
 			}
@@ -240,14 +240,14 @@ func TestTeamNamespaceKeepsRestrictedPodSecurity(t *testing.T) {
 		labels  map[string]string
 		wantErr string
 	}{
-		"team label alone": {labels: map[string]string{teams.TeamLabel: "vision"},
+		"team label alone": {labels: map[string]string{naming.LabelTeam: "vision"},
 			wantErr: "is a team namespace (gantry.dev/team=vision) and must keep pod-security.kubernetes.io/enforce: restricted at the latest version (found enforce: none, version latest)."},
-		"baseline": {labels: map[string]string{teams.TeamLabel: "vision", "pod-security.kubernetes.io/enforce": "baseline"},
+		"baseline": {labels: map[string]string{naming.LabelTeam: "vision", "pod-security.kubernetes.io/enforce": "baseline"},
 			wantErr: "(found enforce: baseline, version latest)"},
-		"restricted of an old version": {labels: map[string]string{teams.TeamLabel: "vision",
+		"restricted of an old version": {labels: map[string]string{naming.LabelTeam: "vision",
 			"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.22"},
 			wantErr: "(found enforce: restricted, version v1.22)"},
-		"restricted":            {labels: map[string]string{teams.TeamLabel: "vision", "pod-security.kubernetes.io/enforce": "restricted"}},
+		"restricted":            {labels: map[string]string{naming.LabelTeam: "vision", "pod-security.kubernetes.io/enforce": "restricted"}},
 		"no team, no pod label": {labels: map[string]string{"purpose": "scratch"}},
 	}
 	for name, tc := range cases {
@@ -287,7 +287,7 @@ func TestTeamNamespacesAdmitIngressOnlyFromTheTeamAndThePortal(t *testing.T) {
 	notebook := stacktest.WorkloadLabels("vision", "notebook-x", catalog.KindNotebook)
 	svc, err := env.Kube.CoreV1().Services("team-vision").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "notebook-x", Labels: notebook},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{catalog.LabelInstance: "notebook-x"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{naming.LabelInstance: "notebook-x"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8888}}},
 	}, dry)
 	require.NoError(t, err)
@@ -309,7 +309,7 @@ func TestTeamNamespacesAdmitIngressOnlyFromTheTeamAndThePortal(t *testing.T) {
 	}{
 		"pod of team nlp":                 {from: pod("team-nlp", "nlp-train-0", stacktest.WorkloadLabels("nlp", "nlp-train", catalog.KindTraining))},
 		"pod of team vision":              {from: pod("team-vision", "vision-train-0", stacktest.WorkloadLabels("vision", "vision-train", catalog.KindTraining)), reach: true},
-		"portal pod":                      {from: portalPod(t, env, map[string]string{teams.PartOfLabel: teams.PartOf, "app.kubernetes.io/name": "gantry"}), reach: true},
+		"portal pod":                      {from: portalPod(t, env, map[string]string{naming.LabelPartOf: naming.PartOf, "app.kubernetes.io/name": "gantry"}), reach: true},
 		"other pod of portal's namespace": {from: portalPod(t, env, map[string]string{"app.kubernetes.io/name": "debug"})},
 	}
 	policies, err := env.Kube.NetworkingV1().NetworkPolicies("team-vision").List(ctx, metav1.ListOptions{})
@@ -330,7 +330,7 @@ func portalPod(t *testing.T, env *stacktest.Env, podLabels map[string]string) *c
 	t.Helper()
 	spec := stacktest.RestrictedPodSpec(nil)
 	spec.Containers[0].Image = "ghcr.io/gantry-dev/gantry:1.0.0"
-	p, err := env.Kube.CoreV1().Pods(devcluster.SystemNamespace).Create(context.Background(), &corev1.Pod{
+	p, err := env.Kube.CoreV1().Pods(naming.SystemNamespace).Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "portal-0", Labels: podLabels}, Spec: spec,
 	}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
 	kueueinformers "sigs.k8s.io/kueue/client-go/informers/externalversions"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 const (
@@ -170,7 +172,7 @@ func teamIndex(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	if team := o.GetLabels()[TeamLabel]; team != "" {
+	if team := o.GetLabels()[naming.LabelTeam]; team != "" {
 		return []string{team}, nil
 	}
 	return nil, nil

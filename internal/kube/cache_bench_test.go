@@ -17,6 +17,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueuefake "sigs.k8s.io/kueue/client-go/clientset/versioned/fake"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // The production-like cache of issue 17: 10,000 launched training jobs
@@ -33,13 +35,13 @@ var benchTeams = []string{"vision", "nlp", "speech"}
 // renderedMeta is a launched object's metadata as the API server returns
 // it: Gantry's labels, the launch's parameters, and the managed fields.
 func renderedMeta(team, name string, i int, created time.Time) metav1.ObjectMeta {
-	labels := map[string]string{managedByLabel: "gantry", instanceLabel: name}
+	labels := map[string]string{naming.LabelManagedBy: "gantry", naming.LabelInstance: name}
 	for _, k := range []string{"gantry.dev/template", "gantry.dev/template-version", "gantry.dev/kind", "gantry.dev/pool",
 		"gantry.dev/cost-center", "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class", "app.kubernetes.io/name",
 		"app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/version"} {
 		labels[k] = "value-" + team
 	}
-	labels[TeamLabel], labels[ownerLabel] = team, fmt.Sprintf("user-%02d", i%50)
+	labels[naming.LabelTeam], labels[naming.LabelOwner] = team, fmt.Sprintf("user-%02d", i%50)
 	return metav1.ObjectMeta{Namespace: "team-" + team, Name: name, UID: types.UID(fmt.Sprintf("uid-%d", i)),
 		CreationTimestamp: metav1.NewTime(created), Labels: labels,
 		Annotations: map[string]string{"gantry.dev/parameters": `{"image":"nvcr.io/nvidia/pytorch:24.01-py3","gpus":8,"memory":"64Gi","cpu":"16","command":"torchrun --nproc-per-node 8 train.py --config configs/large.yaml"}`},
@@ -88,7 +90,7 @@ func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}, ResourceUsage: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}
 			pod := &corev1.Pod{ObjectMeta: renderedMeta(team, name+"-abcde", i, created), Spec: renderedPodSpec("h100"),
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &at}}
-			pod.Labels[instanceLabel] = name
+			pod.Labels[naming.LabelInstance] = name
 			pod.Spec.NodeName = fmt.Sprintf("gpu-%04d", i%benchNodes)
 			kobjs = append(kobjs, pod)
 		}

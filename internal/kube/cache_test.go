@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueuefake "sigs.k8s.io/kueue/client-go/clientset/versioned/fake"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 func kueueGVK(kind string) schema.GroupVersionKind { return kueue.GroupVersion.WithKind(kind) }
@@ -22,7 +24,7 @@ func corev1GVK(kind string) schema.GroupVersionKind { return corev1.SchemeGroupV
 func clusterQueue(name, team string) *kueue.ClusterQueue {
 	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if team != "" {
-		cq.Labels = map[string]string{TeamLabel: team}
+		cq.Labels = map[string]string{naming.LabelTeam: team}
 	}
 	return cq
 }
@@ -31,7 +33,7 @@ func localQueue(ns, name, cq, team string) *kueue.LocalQueue {
 	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	lq.Spec.ClusterQueue = kueue.ClusterQueueReference(cq)
 	if team != "" {
-		lq.Labels = map[string]string{TeamLabel: team}
+		lq.Labels = map[string]string{naming.LabelTeam: team}
 	}
 	return lq
 }

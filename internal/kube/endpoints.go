@@ -12,13 +12,15 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 const indexService = "service"
 
 // gantryEndpointSlices selects the slices of Gantry's Services (the slice
 // controller copies a Service's labels onto its slices).
-const gantryEndpointSlices = "app.kubernetes.io/managed-by=gantry"
+const gantryEndpointSlices = naming.LabelManagedBy + "=" + naming.ManagedBy
 
 // EndpointCache is the read model of the EndpointSlices of Gantry's
 // Services (the slice controller copies the Service's labels, so only

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,10 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-)
 
-// TeamNamespacePrefix starts the name of every team namespace (team-<name>).
-const TeamNamespacePrefix = "team-"
+	"github.com/gantry-dev/gantry/internal/naming"
+)
 
 const indexInvolved = "involved"
 
@@ -125,8 +123,14 @@ func LastSeen(e *corev1.Event) time.Time {
 	}
 }
 
+// isTeamNamespace reports whether a namespace is a team's.
+func isTeamNamespace(namespace string) bool {
+	_, ok := naming.TeamOfNamespace(namespace)
+	return ok
+}
+
 func keepEvent(e *corev1.Event) bool {
-	return strings.HasPrefix(e.Namespace, TeamNamespacePrefix) && slices.Contains(eventKinds, e.InvolvedObject.Kind)
+	return isTeamNamespace(e.Namespace) && slices.Contains(eventKinds, e.InvolvedObject.Kind)
 }
 
 func involvedKey(namespace, kind, name string) string {

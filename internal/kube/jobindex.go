@@ -10,10 +10,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-)
 
-// ownerLabel names who launched an object.
-const ownerLabel = "gantry.dev/owner"
+	"github.com/gantry-dev/gantry/internal/naming"
+)
 
 // Kinds of the objects a launch creates, as JobRef.Kind names them.
 const (
@@ -176,7 +175,7 @@ func JobRefOf(obj any) (JobRef, bool) {
 		return JobRef{}, false
 	}
 	o := obj.(metav1.Object)
-	return JobRef{Namespace: o.GetNamespace(), Name: o.GetName(), Kind: kind, Owner: o.GetLabels()[ownerLabel],
+	return JobRef{Namespace: o.GetNamespace(), Name: o.GetName(), Kind: kind, Owner: o.GetLabels()[naming.LabelOwner],
 		Created: o.GetCreationTimestamp().UnixNano()}, true
 }
 

@@ -9,11 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 func indexedJob(ns, name, owner string, created time.Time) *batchv1.Job {
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(created),
-		Labels: map[string]string{ownerLabel: owner}}}
+		Labels: map[string]string{naming.LabelOwner: owner}}}
 }
 
 func refNames(refs []JobRef) []string {
@@ -71,7 +73,7 @@ func TestJobIndexPagesNewestFirstWithFilters(t *testing.T) {
 	t.Run("a changed owner and a deletion follow", func(t *testing.T) {
 		v4 := indexedJob("team-vision", "v4", "alice", t0.Add(4*time.Minute))
 		moved := v4.DeepCopy()
-		moved.Labels[ownerLabel] = "bob"
+		moved.Labels[naming.LabelOwner] = "bob"
 		h.OnUpdate(v4, moved)
 		h.OnDelete(indexedJob("team-vision", "v0", "alice", t0))
 		got, total := x.Page(JobQuery{Namespaces: []string{"team-vision"}, Owner: "alice", Limit: 10})

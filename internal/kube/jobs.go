@@ -15,14 +15,14 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
 	kueueinformers "sigs.k8s.io/kueue/client-go/informers/externalversions"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
-// Labels the job cache selects and indexes by.
+// Indexes of the job cache.
 const (
-	managedByLabel = "app.kubernetes.io/managed-by"
-	instanceLabel  = "app.kubernetes.io/instance"
-	indexInstance  = "instance"
-	indexOwner     = "owner"
+	indexInstance = "instance"
+	indexOwner    = "owner"
 )
 
 // JobCache is the read model of the workloads Gantry launched: Jobs,
@@ -47,7 +47,7 @@ type JobCache struct {
 // NewJobCache sets up the informers; call Start and WaitForSync.
 func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync time.Duration) (*JobCache, error) {
 	core := informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = managedByLabel + "=gantry"
+		o.LabelSelector = naming.LabelManagedBy + "=" + naming.ManagedBy
 	}))
 	kf := kueueinformers.NewSharedInformerFactory(kq, resync)
 	c := &JobCache{
@@ -221,7 +221,7 @@ func instanceIndex(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	if v := o.GetLabels()[instanceLabel]; v != "" {
+	if v := o.GetLabels()[naming.LabelInstance]; v != "" {
 		return []string{o.GetNamespace() + "/" + v}, nil
 	}
 	return nil, nil

@@ -13,11 +13,13 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueuefake "sigs.k8s.io/kueue/client-go/clientset/versioned/fake"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 func gantryMeta(ns, name, team string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-		TeamLabel: team, managedByLabel: "gantry", instanceLabel: name,
+		naming.LabelTeam: team, naming.LabelManagedBy: "gantry", naming.LabelInstance: name,
 	}}
 }
 
@@ -28,7 +30,7 @@ func TestJobCacheIndexesByTeamInstanceAndOwner(t *testing.T) {
 		&appsv1.Deployment{ObjectMeta: gantryMeta("team-nlp", "vllm-a", "nlp")},
 		&corev1.Pod{ObjectMeta: gantryMeta("team-vision", "train-a", "vision")},
 		// Not Gantry's: the informers never see it.
-		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-vision", Name: "manual", Labels: map[string]string{TeamLabel: "vision"}}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-vision", Name: "manual", Labels: map[string]string{naming.LabelTeam: "vision"}}},
 	)
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team-vision", Name: "job-train-a-1",
 		OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "train-a", APIVersion: "batch/v1", UID: "u1"}}}}

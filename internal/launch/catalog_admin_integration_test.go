@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // adminOf returns the catalog admin over the fixture's database, with the
@@ -75,7 +76,7 @@ func TestTemplateAdminVersionsAndRetirementKeepRunningJobs(t *testing.T) {
 		job, err = f.env.Kube.BatchV1().Jobs(first.Namespace).Get(ctx, first.Name, metav1.GetOptions{})
 		return err == nil
 	}, 30*time.Second, 200*time.Millisecond)
-	assert.Equal(t, "1", job.Labels[catalog.LabelTemplateVersion], "the job keeps its version label")
+	assert.Equal(t, "1", job.Labels[naming.LabelTemplateVersion], "the job keeps its version label")
 	shown, err := f.svc.Template(ctx, rec.Template, rec.TemplateVersion)
 	require.NoError(t, err)
 	assert.Equal(t, 1, shown.Version)

@@ -26,6 +26,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -144,7 +145,7 @@ func TestEachSeededTemplateRunsOnItsPool(t *testing.T) {
 				st, err = launch.StatusOf(f.jobs, res.Namespace, res.Name, tc.kind)
 				return err == nil && st.Phase == queue.PhaseRunning
 			}, 90*time.Second, 250*time.Millisecond, "never running: last status %+v, err %v", st, err)
-			pods, err := f.env.Kube.CoreV1().Pods(res.Namespace).List(ctx, metav1.ListOptions{LabelSelector: catalog.LabelInstance + "=" + res.Name})
+			pods, err := f.env.Kube.CoreV1().Pods(res.Namespace).List(ctx, metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + res.Name})
 			require.NoError(t, err)
 			running := 0
 			for _, p := range pods.Items {
@@ -154,7 +155,7 @@ func TestEachSeededTemplateRunsOnItsPool(t *testing.T) {
 				node, err := f.env.Kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 				require.NoError(t, err)
 				assert.Equal(t, tc.pool, node.Labels["gantry.dev/pool"], "pool of the node running %s", p.Name)
-				assert.Equal(t, "alice", p.Labels[catalog.LabelOwner])
+				assert.Equal(t, "alice", p.Labels[naming.LabelOwner])
 				running++
 			}
 			assert.GreaterOrEqual(t, running, 1)
@@ -203,7 +204,7 @@ func TestDoubleSubmitMakesOneWorkload(t *testing.T) {
 	again, err := f.svc.Launch(ctx, f.alice, req)
 	require.NoError(t, err)
 	assert.True(t, again.Existing)
-	jobs, err := f.env.Kube.BatchV1().Jobs(f.team.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: catalog.LabelLaunchID + "=" + req.LaunchID})
+	jobs, err := f.env.Kube.BatchV1().Jobs(f.team.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: naming.LabelLaunchID + "=" + req.LaunchID})
 	require.NoError(t, err)
 	assert.Len(t, jobs.Items, 1)
 }
@@ -212,7 +213,7 @@ func TestFailureMidwayLeavesNothing(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	id := launch.NewLaunchID()
-	name := catalog.ObjectName("vllm-inference", id)
+	name := naming.Object("vllm-inference", id)
 	// Another launch's Deployment already holds the name this launch's
 	// second object (after its Service) needs.
 	tpl, err := f.svc.Template(ctx, "vllm-inference", 0)

@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // teamJobsStub is a TeamJobLister over fixed objects that counts the Job
@@ -80,8 +81,8 @@ func (s teamJobsStub) Pods(_, _ string) ([]*corev1.Pod, error)                  
 func (s teamJobsStub) WorkloadsOwnedBy(_, _, _ string) ([]*kueue.Workload, error) { return nil, nil }
 
 func listMeta(team, name, owner string, created time.Time) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: launch.Namespace(team), Name: name, CreationTimestamp: metav1.NewTime(created),
-		Labels: map[string]string{catalog.LabelTeam: team, catalog.LabelOwner: owner}}
+	return metav1.ObjectMeta{Namespace: naming.Namespace(team), Name: name, CreationTimestamp: metav1.NewTime(created),
+		Labels: map[string]string{naming.LabelTeam: team, naming.LabelOwner: owner}}
 }
 
 // jobListCluster has 120 training jobs of vision (train-000 the oldest, every

@@ -28,6 +28,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -42,9 +43,6 @@ const (
 	// ActionTemplatesSeeded records new template versions stored from files at start.
 	ActionTemplatesSeeded = "templates.seed"
 )
-
-// LocalQueue is the LocalQueue every team namespace has.
-const LocalQueue = "default"
 
 // Errors a caller shows in words. ForbiddenError and CollisionError carry details.
 var (
@@ -149,9 +147,6 @@ func NewLaunchID() string {
 	return string(b)
 }
 
-// Namespace is the team's namespace.
-func Namespace(team string) string { return "team-" + team }
-
 // Template loads a template version and decodes it. Version 0 is the
 // latest published version, and not found once the template is retired.
 func (s *Service) Template(ctx context.Context, name string, version int) (catalog.Template, error) {
@@ -233,7 +228,7 @@ func (s *Service) Ceiling(team string) policy.Ceiling {
 	if s.Queues == nil {
 		return nil
 	}
-	cq, err := s.Queues.ClusterQueue("team-" + team)
+	cq, err := s.Queues.ClusterQueue(naming.ClusterQueue(team))
 	if err != nil {
 		return nil
 	}
@@ -279,8 +274,8 @@ func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalo
 		return t, v, catalog.Rendered{}, err
 	}
 	out, err := catalog.Render(&t, catalog.Target{
-		Team: team.Name, Namespace: Namespace(team.Name), CostCenter: team.CostCenter,
-		Owner: actor.Username, LaunchID: req.LaunchID, Queue: LocalQueue,
+		Team: team.Name, Namespace: naming.Namespace(team.Name), CostCenter: team.CostCenter,
+		Owner: actor.Username, LaunchID: req.LaunchID, Queue: naming.LocalQueue,
 	}, v)
 	if err != nil {
 		return t, v, catalog.Rendered{}, err
@@ -401,7 +396,7 @@ func (s *Service) rollback(client kubernetes.Interface, created []catalog.Object
 func kindOf(o catalog.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }
 
 func create(ctx context.Context, c kubernetes.Interface, obj catalog.Object) error {
-	opts := metav1.CreateOptions{FieldManager: "gantry"}
+	opts := metav1.CreateOptions{FieldManager: naming.FieldManager}
 	var err error
 	switch o := obj.(type) {
 	case *corev1.Service:
@@ -436,7 +431,7 @@ func sameLaunch(ctx context.Context, c kubernetes.Interface, obj catalog.Object,
 	if err != nil {
 		return err
 	}
-	if existing.GetLabels()[catalog.LabelLaunchID] != launchID {
+	if existing.GetLabels()[naming.LabelLaunchID] != launchID {
 		return &CollisionError{Kind: kindOf(obj), Name: name}
 	}
 	return nil

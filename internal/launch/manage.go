@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -28,7 +29,7 @@ func (e *ScaleError) Error() string {
 
 // Delete removes a launched job's objects as the user and audits it.
 func (s *Service) Delete(ctx context.Context, actor Actor, team, name string) error {
-	l, err := s.Store.LaunchByName(ctx, Namespace(team), name)
+	l, err := s.Store.LaunchByName(ctx, naming.Namespace(team), name)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (s *Service) Resume(ctx context.Context, actor Actor, team, name string) er
 }
 
 func (s *Service) scaleNotebook(ctx context.Context, actor Actor, team, name string, replicas int32, action string) error {
-	l, err := s.Store.LaunchByName(ctx, Namespace(team), name)
+	l, err := s.Store.LaunchByName(ctx, naming.Namespace(team), name)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (s *Service) scaleNotebook(ctx context.Context, actor Actor, team, name str
 
 // Scale sets an inference endpoint's replicas within its template's range.
 func (s *Service) Scale(ctx context.Context, actor Actor, team, name string, replicas int) error {
-	l, err := s.Store.LaunchByName(ctx, Namespace(team), name)
+	l, err := s.Store.LaunchByName(ctx, naming.Namespace(team), name)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -51,12 +52,12 @@ func (r Reader) TemplatesFor(ctx context.Context, teams []string) ([]catalog.Tem
 
 // Record returns the launch record of a job.
 func (r Reader) Record(ctx context.Context, team, name string) (store.Launch, error) {
-	return r.Records.LaunchByName(ctx, Namespace(team), name)
+	return r.Records.LaunchByName(ctx, naming.Namespace(team), name)
 }
 
 // Status returns a job's status from the cache.
 func (r Reader) Status(team, name string, kind catalog.Kind) (Status, error) {
-	return StatusOf(r.Jobs, Namespace(team), name, kind)
+	return StatusOf(r.Jobs, naming.Namespace(team), name, kind)
 }
 
 // JobFilter narrows the job list; zero fields match everything.
@@ -88,7 +89,7 @@ func (r Reader) JobList(f JobFilter, page, perPage int) (JobPage, error) {
 	q := kube.JobQuery{Owner: f.Owner, Kind: objectKind(f.Kind), Limit: perPage}
 	teamOf := make(map[string]string, len(f.Teams))
 	for _, t := range f.Teams {
-		ns := Namespace(t)
+		ns := naming.Namespace(t)
 		q.Namespaces = append(q.Namespaces, ns)
 		teamOf[ns] = t
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 )
 
@@ -47,7 +48,7 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 	}
 	st := Status{Name: name, Namespace: namespace, Kind: kind}
 	for _, p := range pods {
-		st.Pods = append(st.Pods, PodStatus{Name: p.Name, Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Pool: p.Spec.NodeSelector[catalog.LabelPool]})
+		st.Pods = append(st.Pods, PodStatus{Name: p.Name, Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Pool: p.Spec.NodeSelector[naming.LabelPool]})
 	}
 	switch kind {
 	case catalog.KindTraining:
@@ -92,8 +93,8 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 }
 
 func (s *Status) fromLabels(l map[string]string) {
-	s.Team, s.Owner, s.Template = l[catalog.LabelTeam], l[catalog.LabelOwner], l[catalog.LabelTemplate]
-	s.Version, s.Pool = l[catalog.LabelTemplateVersion], l[catalog.LabelPool]
+	s.Team, s.Owner, s.Template = l[naming.LabelTeam], l[naming.LabelOwner], l[naming.LabelTemplate]
+	s.Version, s.Pool = l[naming.LabelTemplateVersion], l[naming.LabelPool]
 }
 
 func derefOr(p *int32, d int32) int32 {

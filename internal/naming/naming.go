@@ -105,7 +105,11 @@ const (
 	AnnotationSimulateReason = "gantry.dev/simulate-reason"
 	// AnnotationSimulateImagePullError makes the image pull fail with this message.
 	AnnotationSimulateImagePullError = "gantry.dev/simulate-image-pull-error"
-	// AnnotationSimulateUtilization pins the pod's simulated GPU utilization (percent).
+	// AnnotationSimGPUUtil forces a simulated pod's GPU utilization
+	// (percent, 0-100); it means nothing on a real cluster.
+	AnnotationSimGPUUtil = "sim.gantry.dev/gpu-util"
+	// AnnotationSimulateUtilization is the older spelling of
+	// AnnotationSimGPUUtil, still honoured for existing tests.
 	AnnotationSimulateUtilization = "gantry.dev/simulate-utilization"
 )
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // Rules are the admin-controlled parts of policy.
@@ -114,7 +115,7 @@ func podSpecOf(obj catalog.Object) (*corev1.PodTemplateSpec, bool) {
 
 func checkLabels(errs catalog.FieldErrors, what string, labels map[string]string) {
 	var missing []string
-	for _, k := range catalog.SharedLabels {
+	for _, k := range naming.SharedLabels() {
 		if labels[k] == "" {
 			missing = append(missing, k)
 		}
@@ -122,8 +123,8 @@ func checkLabels(errs catalog.FieldErrors, what string, labels map[string]string
 	if len(missing) > 0 {
 		errs.Add("labels:"+what, fmt.Sprintf("The %s is missing the labels Gantry uses for queueing and cost: %s.", what, strings.Join(missing, ", ")))
 	}
-	if v := labels[catalog.LabelManagedBy]; v != "" && v != catalog.ManagedBy {
-		errs.Add("managed-by:"+what, fmt.Sprintf("The %s must be labelled %s=%s.", what, catalog.LabelManagedBy, catalog.ManagedBy))
+	if v := labels[naming.LabelManagedBy]; v != "" && v != naming.ManagedBy {
+		errs.Add("managed-by:"+what, fmt.Sprintf("The %s must be labelled %s=%s.", what, naming.LabelManagedBy, naming.ManagedBy))
 	}
 }
 

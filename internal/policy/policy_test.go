@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 )
 
@@ -80,7 +81,7 @@ func TestCheck(t *testing.T) {
 			wantKey: "hostpath:Job pytorch-train-abcdefgh12", wantText: `The Job pytorch-train-abcdefgh12 may not mount a directory of the node (hostPath volume "root").`,
 		},
 		"missing labels on the pods": {
-			mutate:   func(j *batchv1.Job) { delete(j.Spec.Template.Labels, catalog.LabelQueueName) },
+			mutate:   func(j *batchv1.Job) { delete(j.Spec.Template.Labels, naming.LabelQueueName) },
 			wantKey:  "labels:Job pytorch-train-abcdefgh12's pods",
 			wantText: "The Job pytorch-train-abcdefgh12's pods is missing the labels Gantry uses for queueing and cost: kueue.x-k8s.io/queue-name.",
 		},

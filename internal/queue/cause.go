@@ -13,7 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
-	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // CauseKind names a way a job ends or gets stuck.
@@ -281,7 +281,7 @@ func memoryLimit(pods []*corev1.Pod, pod, container string) resource.Quantity {
 // preempting workload.
 func (e *Eviction) preemptor(by *kueue.Workload) {
 	e.PreemptedBy = ownerName(by)
-	e.PreemptorTeam = cost.TeamOf(by.Namespace)
+	e.PreemptorTeam, _ = naming.TeamOfNamespace(by.Namespace)
 	if ref := by.Spec.PriorityClassRef; ref != nil {
 		e.PreemptorPriorityClass = ref.Name
 	}

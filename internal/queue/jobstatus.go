@@ -18,6 +18,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // JobStatus is why a job waits, what it was given and how it ended.
@@ -382,8 +383,8 @@ func plural(n int64, one, many string) string {
 }
 
 func (r StatusReader) teamQueueOf(wl *kueue.Workload) *kueue.ClusterQueue {
-	team := strings.TrimPrefix(wl.Namespace, "team-")
-	cq, err := r.Queues.ClusterQueue(ClusterQueueName(team))
+	team, _ := naming.TeamOfNamespace(wl.Namespace)
+	cq, err := r.Queues.ClusterQueue(naming.ClusterQueue(team))
 	if err != nil {
 		return nil
 	}
@@ -454,10 +455,10 @@ func lendingLimit(cq *kueue.ClusterQueue, flavor, resource string) (int64, bool)
 }
 
 // requested is the accelerator a workload asks for: the pool its pods
-// select (gantry.dev/pool, the flavor name) and the total count.
+// select (naming.LabelPool, the flavor name) and the total count.
 func requested(wl *kueue.Workload) (flavor, resource string, n int64) {
 	for _, ps := range wl.Spec.PodSets {
-		if f := ps.Template.Spec.NodeSelector["gantry.dev/pool"]; f != "" {
+		if f := ps.Template.Spec.NodeSelector[naming.LabelPool]; f != "" {
 			flavor = f
 		}
 		for _, c := range ps.Template.Spec.Containers {

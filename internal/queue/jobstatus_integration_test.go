@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 const h100 = "h100-sxm-ib-training"
@@ -72,11 +73,11 @@ func (s statusEnv) gpuJob(t *testing.T, name string, gpus int, priority string, 
 	job := stacktest.CompliantJob(s.team, name, corev1.ResourceList{
 		"nvidia.com/gpu": resource.MustParse(fmt.Sprint(gpus)), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi"),
 	})
-	job.Labels[catalog.LabelPriorityClass] = priority
-	job.Spec.Template.Labels[catalog.LabelPriorityClass] = priority
+	job.Labels[naming.LabelPriorityClass] = priority
+	job.Spec.Template.Labels[naming.LabelPriorityClass] = priority
 	// Memory limited to the request, as the portal's templates render it.
 	job.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
-	job.Spec.Template.Spec.NodeSelector = map[string]string{catalog.LabelPool: h100}
+	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: h100}
 	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	job.Spec.Template.Annotations = annotations
 	job.Spec.BackoffLimit = ptr.To[int32](0)

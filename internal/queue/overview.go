@@ -11,6 +11,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // NoLimit is the value of FlavorQuota.BorrowingLimit when the ClusterQueue
@@ -19,7 +20,7 @@ const NoLimit int64 = -1
 
 // TeamOverview is a team's queue at a glance.
 type TeamOverview struct {
-	// Team is the team name, the value of the gantry.dev/team label.
+	// Team is the team name, the value of the naming.LabelTeam label.
 	Team string
 	// ClusterQueue is the name of the team's ClusterQueue.
 	ClusterQueue string
@@ -101,14 +102,9 @@ func NewReader(src Source) *Reader {
 	return &Reader{src: src}
 }
 
-// ClusterQueueName is the conventional ClusterQueue name for a team.
-func ClusterQueueName(team string) string {
-	return "team-" + team
-}
-
 // TeamOverview returns the team's quota, usage and workload counts. The
-// team's ClusterQueue is the one labelled gantry.dev/team=<team>, preferring
-// the one named team-<team>; if none is labelled, the one named team-<team>.
+// team's ClusterQueue is the one labelled naming.LabelTeam=<team>, preferring
+// the one named naming.ClusterQueue(team); if none is labelled, that one.
 // It returns an error matching kube.ErrNotFound when the team has none, and
 // kube.ErrNotSynced before the cache has listed the cluster once.
 func (r *Reader) TeamOverview(team string) (TeamOverview, error) {
@@ -131,7 +127,7 @@ func (r *Reader) teamClusterQueue(team string) (*kueue.ClusterQueue, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := ClusterQueueName(team)
+	want := naming.ClusterQueue(team)
 	for _, cq := range labelled {
 		if cq.Name == want {
 			return cq, nil
@@ -144,7 +140,7 @@ func (r *Reader) teamClusterQueue(team string) (*kueue.ClusterQueue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if owner := cq.Labels[kube.TeamLabel]; owner != "" && owner != team {
+	if owner := cq.Labels[naming.LabelTeam]; owner != "" && owner != team {
 		return nil, fmt.Errorf("cluster queue %s belongs to team %s: %w", want, owner, kube.ErrNotFound)
 	}
 	return cq, nil
@@ -201,11 +197,11 @@ func Overview(team string, cq *kueue.ClusterQueue, lqs []*kueue.LocalQueue) Team
 	return o
 }
 
-// preferredLocalQueue picks the queue users submit to: "default" in the
-// team's namespace if present, else the first one.
+// preferredLocalQueue picks the queue users submit to: naming.LocalQueue in
+// the team's namespace if present, else the first one.
 func preferredLocalQueue(team string, lqs []*kueue.LocalQueue) *kueue.LocalQueue {
 	for _, lq := range lqs {
-		if lq.Namespace == "team-"+team && lq.Name == "default" {
+		if lq.Namespace == naming.Namespace(team) && lq.Name == naming.LocalQueue {
 			return lq
 		}
 	}

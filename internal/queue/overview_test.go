@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // cqBuilder builds ClusterQueues for tests, one flavor per Flavor call.
@@ -23,7 +24,7 @@ func makeCQ(name, team string) *cqBuilder {
 	b := &cqBuilder{}
 	b.cq.Name = name
 	if team != "" {
-		b.cq.Labels = map[string]string{kube.TeamLabel: team}
+		b.cq.Labels = map[string]string{naming.LabelTeam: team}
 	}
 	b.cq.Spec.ResourceGroups = []kueue.ResourceGroup{{}}
 	return b
@@ -204,7 +205,7 @@ func (f fakeSource) ClusterQueue(name string) (*kueue.ClusterQueue, error) {
 func (f fakeSource) TeamClusterQueues(team string) ([]*kueue.ClusterQueue, error) {
 	var out []*kueue.ClusterQueue
 	for _, cq := range f.cqs {
-		if cq.Labels[kube.TeamLabel] == team {
+		if cq.Labels[naming.LabelTeam] == team {
 			out = append(out, cq)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // FlavorUse is a queue's quota of one resource in one flavor: its own
@@ -34,7 +34,7 @@ type QueueSummary struct {
 
 // TeamQueue returns the team's ClusterQueue summary from the cache.
 func (r StatusReader) TeamQueue(team string) (QueueSummary, error) {
-	cq, err := r.Queues.ClusterQueue(ClusterQueueName(team))
+	cq, err := r.Queues.ClusterQueue(naming.ClusterQueue(team))
 	if err != nil {
 		return QueueSummary{}, fmt.Errorf("team %s queue: %w", team, err)
 	}
@@ -46,7 +46,7 @@ func (r StatusReader) AllQueues() []QueueSummary {
 	all := r.Queues.ClusterQueues()
 	out := make([]QueueSummary, 0, len(all))
 	for _, cq := range all {
-		out = append(out, r.summary(cq.Labels[kube.TeamLabel], cq, all))
+		out = append(out, r.summary(cq.Labels[naming.LabelTeam], cq, all))
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -67,7 +68,7 @@ func (l Line) ExceedsPhysical(delta int64) bool {
 // Line reads one quota line of a team. It returns an error matching
 // kube.ErrNotFound when the team has no ClusterQueue.
 func (b *Board) Line(team, flavor, resource string) (Line, error) {
-	cq, err := b.cluster.ClusterQueue(teams.ClusterQueueOf(team))
+	cq, err := b.cluster.ClusterQueue(naming.ClusterQueue(team))
 	if err != nil {
 		return Line{}, fmt.Errorf("quota line of %s: %w", team, err)
 	}
@@ -85,7 +86,7 @@ func (b *Board) Line(team, flavor, resource string) (Line, error) {
 		}
 	}
 	if b.waits != nil {
-		w, err := b.waits.LongestWait(teams.NamespaceOf(team), b.now())
+		w, err := b.waits.LongestWait(naming.Namespace(team), b.now())
 		if err != nil && !errors.Is(err, kube.ErrNotSynced) {
 			return Line{}, fmt.Errorf("quota line of %s: %w", team, err)
 		}

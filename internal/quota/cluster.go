@@ -14,13 +14,9 @@ import (
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
 
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
-
-// grantAnnotationPrefix marks on the ClusterQueue which grants are applied,
-// in the same update as the quota change, so applying and reverting are
-// idempotent even when a database commit fails after the cluster changed.
-const grantAnnotationPrefix = "quota.gantry.dev/grant-"
 
 // Change is a delta to one quota line of a team's ClusterQueue.
 type Change struct {
@@ -54,8 +50,11 @@ func (c *ClusterQueues) Revert(ctx context.Context, ch Change) error {
 }
 
 func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check func(int64) error) error {
-	name := teams.ClusterQueueOf(ch.Team)
-	key := grantAnnotationPrefix + strconv.FormatInt(ch.GrantKey, 10)
+	name := naming.ClusterQueue(ch.Team)
+	// The ClusterQueue records which grants are applied in the same update as
+	// the quota change, so applying and reverting are idempotent even when a
+	// database commit fails after the cluster changed.
+	key := naming.AnnotationQuotaGrantPrefix + strconv.FormatInt(ch.GrantKey, 10)
 	cqs := c.Kueue.KueueV1beta2().ClusterQueues()
 	var updated *kueue.ClusterQueue
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -101,13 +100,13 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 		} else {
 			delete(cq.Annotations, key)
 		}
-		updated, err = cqs.Update(ctx, cq, metav1.UpdateOptions{FieldManager: teams.FieldManager})
+		updated, err = cqs.Update(ctx, cq, metav1.UpdateOptions{FieldManager: naming.FieldManager})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("change quota of %s %s in ClusterQueue %s: %w", ch.Flavor, ch.Resource, name, kube.MapError(err))
 	}
-	if err := teams.SyncResourceQuota(ctx, c.Kube, updated, teams.NamespaceOf(ch.Team)); err != nil {
+	if err := teams.SyncResourceQuota(ctx, c.Kube, updated, naming.Namespace(ch.Team)); err != nil {
 		return fmt.Errorf("change quota of team %s: %w", ch.Team, err)
 	}
 	return nil

@@ -22,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
@@ -120,7 +121,7 @@ func (f *fixture) lead(name string) quota.Actor {
 
 func (f *fixture) nominal(t *testing.T) int64 {
 	t.Helper()
-	cq, err := f.env.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), teams.ClusterQueueOf(f.team), metav1.GetOptions{})
+	cq, err := f.env.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), naming.ClusterQueue(f.team), metav1.GetOptions{})
 	require.NoError(t, err)
 	for _, fl := range cq.Spec.ResourceGroups[0].Flavors {
 		if string(fl.Name) != h100 {
@@ -146,11 +147,11 @@ func (f *fixture) file(t *testing.T, s *quota.Service, by quota.Actor, delta int
 func TestApprovedRequestRaisesQuotaAndAdmitsAPendingJob(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	jobs := f.env.Kube.BatchV1().Jobs(teams.NamespaceOf(f.team))
+	jobs := f.env.Kube.BatchV1().Jobs(naming.Namespace(f.team))
 	_, err := jobs.Create(ctx, gpuJob(f.team, "train", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		wls, err := f.env.Kueue.KueueV1beta2().Workloads(teams.NamespaceOf(f.team)).List(ctx, metav1.ListOptions{})
+		wls, err := f.env.Kueue.KueueV1beta2().Workloads(naming.Namespace(f.team)).List(ctx, metav1.ListOptions{})
 		return err == nil && len(wls.Items) == 1 && hasCondition(wls.Items[0].Status.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse)
 	}, time.Minute, 200*time.Millisecond, "the job waits for quota")
 
@@ -172,7 +173,7 @@ func TestApprovedRequestRaisesQuotaAndAdmitsAPendingJob(t *testing.T) {
 	assert.Equal(t, store.QuotaApproved, decided.Status)
 	assert.Equal(t, int64(2), f.nominal(t))
 
-	rq, err := f.env.Kube.CoreV1().ResourceQuotas(teams.NamespaceOf(f.team)).Get(ctx, teams.ResourceQuotaName, metav1.GetOptions{})
+	rq, err := f.env.Kube.CoreV1().ResourceQuotas(naming.Namespace(f.team)).Get(ctx, naming.ResourceQuota, metav1.GetOptions{})
 	require.NoError(t, err)
 	hard := rq.Spec.Hard[corev1.ResourceName("requests."+gpu)]
 	assert.Equal(t, int64(2), hard.Value(), "the ResourceQuota follows the ClusterQueue")

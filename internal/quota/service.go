@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
@@ -185,7 +186,7 @@ func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, c
 			return store.Decision{}, err
 		}
 		grant = &store.QuotaGrant{
-			RequestID: r.ID, Team: r.Team, ClusterQueue: teams.ClusterQueueOf(r.Team),
+			RequestID: r.ID, Team: r.Team, ClusterQueue: naming.ClusterQueue(r.Team),
 			Flavor: r.Flavor, Resource: r.Resource, Delta: r.Delta, AppliedAt: now, ExpiresAt: r.Until,
 		}
 		d.Grant = grant

@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -75,16 +76,16 @@ func TestCreatingATeamMakesItsObjectsAndAResearcherCanLaunch(t *testing.T) {
 
 	ns, err := env.Kube.CoreV1().Namespaces().Get(ctx, team.Namespace(), metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, team.Name, ns.Labels[teams.TeamLabel])
+	assert.Equal(t, team.Name, ns.Labels[naming.LabelTeam])
 	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
 	rbs, err := env.Kube.RbacV1().RoleBindings(team.Namespace()).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, rbs.Items, 2)
-	_, err = env.Kube.CoreV1().ResourceQuotas(team.Namespace()).Get(ctx, teams.ResourceQuotaName, metav1.GetOptions{})
+	_, err = env.Kube.CoreV1().ResourceQuotas(team.Namespace()).Get(ctx, naming.ResourceQuota, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		cq, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
-		lq, lqErr := env.Kueue.KueueV1beta2().LocalQueues(team.Namespace()).Get(ctx, teams.LocalQueueName, metav1.GetOptions{})
+		lq, lqErr := env.Kueue.KueueV1beta2().LocalQueues(team.Namespace()).Get(ctx, naming.LocalQueue, metav1.GetOptions{})
 		_, saErr := env.Kube.CoreV1().ServiceAccounts(team.Namespace()).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil && lqErr == nil && saErr == nil && active(cq.Status.Conditions) && active(lq.Status.Conditions)
 	}, time.Minute, 200*time.Millisecond, "the team's queues become active")

@@ -20,10 +20,8 @@ import (
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
 
 	"github.com/gantry-dev/gantry/internal/identity"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
-
-// FieldManager owns the fields the portal applies.
-const FieldManager = "gantry"
 
 // resources maps the kinds of team objects to their API resources, so
 // applying needs no discovery.
@@ -42,7 +40,7 @@ type Provisioner struct {
 	dyn   dynamic.Interface
 	kube  kubernetes.Interface
 	kueue kueueclient.Interface
-	// FieldManager names the server-side apply owner; FieldManager by default.
+	// fieldManager names the server-side apply owner; naming.FieldManager by default.
 	fieldManager string
 	// adminGroups and portalNamespace fill the Team fields of that name
 	// where a team leaves them empty: they are the installation's.
@@ -55,7 +53,7 @@ type Provisioner struct {
 // ProvisionerOption sets what every team of the installation shares.
 type ProvisionerOption func(*Provisioner)
 
-// WithAdminGroups binds the admin IdP groups to AdminRole in every team
+// WithAdminGroups binds the admin IdP groups to naming.AdminRole in every team
 // namespace the provisioner applies.
 func WithAdminGroups(groups []string) ProvisionerOption {
 	return func(p *Provisioner) { p.adminGroups = slices.Clone(groups) }
@@ -88,7 +86,7 @@ func NewProvisioner(cfg *rest.Config, fieldManager string, opts ...ProvisionerOp
 		return nil, fmt.Errorf("teams: kueue client: %w", err)
 	}
 	if fieldManager == "" {
-		fieldManager = FieldManager
+		fieldManager = naming.FieldManager
 	}
 	p := &Provisioner{dyn: dyn, kube: kc, kueue: qc, fieldManager: fieldManager}
 	for _, o := range opts {
@@ -175,11 +173,11 @@ func (p *Provisioner) apply(ctx context.Context, obj runtime.Object) error {
 // Delete deletes the team's namespace (and so everything in it) and its
 // ClusterQueue. Missing objects are not an error.
 func (p *Provisioner) Delete(ctx context.Context, team string) error {
-	if err := p.kube.CoreV1().Namespaces().Delete(ctx, NamespaceOf(team), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %w", NamespaceOf(team), err)
+	if err := p.kube.CoreV1().Namespaces().Delete(ctx, naming.Namespace(team), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", naming.Namespace(team), err)
 	}
-	if err := p.kueue.KueueV1beta2().ClusterQueues().Delete(ctx, ClusterQueueOf(team), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete ClusterQueue %s: %w", ClusterQueueOf(team), err)
+	if err := p.kueue.KueueV1beta2().ClusterQueues().Delete(ctx, naming.ClusterQueue(team), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ClusterQueue %s: %w", naming.ClusterQueue(team), err)
 	}
 	return nil
 }
@@ -194,7 +192,7 @@ func (p *Provisioner) Hold(ctx context.Context, team string, hold bool) error {
 	}
 	cqs := p.kueue.KueueV1beta2().ClusterQueues()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cq, err := cqs.Get(ctx, ClusterQueueOf(team), metav1.GetOptions{})
+		cq, err := cqs.Get(ctx, naming.ClusterQueue(team), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -203,11 +201,11 @@ func (p *Provisioner) Hold(ctx context.Context, team string, hold bool) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("set stop policy of ClusterQueue %s: %w", ClusterQueueOf(team), err)
+		return fmt.Errorf("set stop policy of ClusterQueue %s: %w", naming.ClusterQueue(team), err)
 	}
-	lqs := p.kueue.KueueV1beta2().LocalQueues(NamespaceOf(team))
+	lqs := p.kueue.KueueV1beta2().LocalQueues(naming.Namespace(team))
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lq, err := lqs.Get(ctx, LocalQueueName, metav1.GetOptions{})
+		lq, err := lqs.Get(ctx, naming.LocalQueue, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -216,7 +214,7 @@ func (p *Provisioner) Hold(ctx context.Context, team string, hold bool) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("set stop policy of LocalQueue %s/%s: %w", NamespaceOf(team), LocalQueueName, err)
+		return fmt.Errorf("set stop policy of LocalQueue %s/%s: %w", naming.Namespace(team), naming.LocalQueue, err)
 	}
 	return nil
 }
@@ -227,21 +225,21 @@ func SyncResourceQuota(ctx context.Context, kc kubernetes.Interface, cq *kueue.C
 	want := ResourceQuota(cq, namespace)
 	rqs := kc.CoreV1().ResourceQuotas(namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := rqs.Get(ctx, ResourceQuotaName, metav1.GetOptions{})
+		cur, err := rqs.Get(ctx, naming.ResourceQuota, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			want.TypeMeta = metav1.TypeMeta{}
-			_, err = rqs.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
+			_, err = rqs.Create(ctx, want, metav1.CreateOptions{FieldManager: naming.FieldManager})
 			return err
 		}
 		if err != nil {
 			return err
 		}
 		cur.Spec.Hard = want.Spec.Hard
-		_, err = rqs.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
+		_, err = rqs.Update(ctx, cur, metav1.UpdateOptions{FieldManager: naming.FieldManager})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sync ResourceQuota %s/%s: %w", namespace, ResourceQuotaName, err)
+		return fmt.Errorf("sync ResourceQuota %s/%s: %w", namespace, naming.ResourceQuota, err)
 	}
 	return nil
 }

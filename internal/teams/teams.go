@@ -5,7 +5,7 @@
 // portal's admin pages and the local stack both use it.
 //
 // The admission policies of the cluster select team namespaces by the
-// gantry.dev/team label, so the namespace label is the policy binding.
+// naming.LabelTeam label, so the namespace label is the policy binding.
 package teams
 
 import (
@@ -23,33 +23,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/identity"
-)
-
-// Labels, annotations and names of a team's objects.
-const (
-	// TeamLabel names the team on its namespace and queues; admission
-	// policies and ClusterQueue namespace selectors match it.
-	TeamLabel = "gantry.dev/team"
-	// LocalQueueName is the LocalQueue in every team namespace.
-	LocalQueueName = "default"
-	// ResearcherRole and TeamLeadRole are the ClusterRoles a team's member
-	// and lead IdP groups are bound to in its namespace.
-	ResearcherRole = "gantry-researcher"
-	TeamLeadRole   = "gantry-team-lead"
-	// AdminRole is the ClusterRole the admin groups are bound to in every
-	// team namespace (and nowhere else): admins act in team namespaces only.
-	AdminRole = "gantry-admin"
-	// NetworkPolicyName is the team namespace's ingress policy: traffic from
-	// the namespace itself and from the portal's pods, nothing else.
-	NetworkPolicyName = "gantry-team-ingress"
-	// PartOfLabel and PartOf mark Gantry's objects, the portal's pods among them.
-	PartOfLabel = "app.kubernetes.io/part-of"
-	PartOf      = "gantry"
-	// ResourceQuotaName is the team namespace's accelerator quota.
-	ResourceQuotaName = "gantry-accelerators"
-	// DisplayNameAnnotation and CostCenterAnnotation carry portal facts on the namespace.
-	DisplayNameAnnotation = "gantry.dev/display-name"
-	CostCenterAnnotation  = "gantry.dev/cost-center"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // Team is what the cluster needs to know about a team.
@@ -67,9 +41,9 @@ type Team struct {
 	// the cohort without limit; teams made in the portal start with zero
 	// quota and get GPUs through quota requests.
 	BorrowCPUAndMemory bool
-	// AdminGroups are bound to AdminRole in the team's namespace.
+	// AdminGroups are bound to naming.AdminRole in the team's namespace.
 	AdminGroups []string
-	// PortalNamespace is where the portal's pods (labelled PartOfLabel=PartOf)
+	// PortalNamespace is where the portal's pods (labelled naming.LabelPartOf=naming.PartOf)
 	// run; the team's NetworkPolicy admits traffic from them. Empty admits
 	// only the team's own namespace.
 	PortalNamespace string
@@ -86,16 +60,10 @@ type Flavor struct {
 }
 
 // Namespace is the team's namespace.
-func (t Team) Namespace() string { return NamespaceOf(t.Name) }
+func (t Team) Namespace() string { return naming.Namespace(t.Name) }
 
 // ClusterQueue is the name of the team's ClusterQueue.
-func (t Team) ClusterQueue() string { return ClusterQueueOf(t.Name) }
-
-// NamespaceOf is the namespace of the named team.
-func NamespaceOf(team string) string { return "team-" + team }
-
-// ClusterQueueOf is the ClusterQueue of the named team.
-func ClusterQueueOf(team string) string { return "team-" + team }
+func (t Team) ClusterQueue() string { return naming.ClusterQueue(t.Name) }
 
 // IsAccelerator reports whether a resource is a GPU or GPU slice.
 func IsAccelerator(name corev1.ResourceName) bool {
@@ -110,7 +78,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		}
 	}
 	ns := t.Namespace()
-	labels := map[string]string{TeamLabel: t.Name, PartOfLabel: PartOf}
+	labels := map[string]string{naming.LabelTeam: t.Name, naming.LabelPartOf: naming.PartOf}
 	nsLabels := maps.Clone(labels)
 	maps.Copy(nsLabels, map[string]string{
 		"pod-security.kubernetes.io/enforce":         "restricted",
@@ -120,10 +88,10 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 	})
 	annotations := map[string]string{}
 	if t.DisplayName != "" {
-		annotations[DisplayNameAnnotation] = t.DisplayName
+		annotations[naming.AnnotationDisplayName] = t.DisplayName
 	}
 	if t.CostCenter != "" {
-		annotations[CostCenterAnnotation] = t.CostCenter
+		annotations[naming.AnnotationCostCenter] = t.CostCenter
 	}
 	cq := clusterQueue(t, cohort, flavors, labels)
 	objs := []runtime.Object{
@@ -134,7 +102,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		cq,
 		&kueue.LocalQueue{
 			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
-			ObjectMeta: metav1.ObjectMeta{Name: LocalQueueName, Namespace: ns, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: naming.LocalQueue, Namespace: ns, Labels: labels},
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.ClusterQueue())},
 		},
 		ResourceQuota(cq, ns),
@@ -144,9 +112,9 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 		name, role string
 		groups     []string
 	}{
-		{"gantry-researchers", ResearcherRole, t.MemberGroups},
-		{"gantry-team-leads", TeamLeadRole, t.LeadGroups},
-		{"gantry-admins", AdminRole, t.AdminGroups},
+		{naming.ResearcherBinding, naming.ResearcherRole, t.MemberGroups},
+		{naming.TeamLeadBinding, naming.TeamLeadRole, t.LeadGroups},
+		{naming.AdminBinding, naming.AdminRole, t.AdminGroups},
 	} {
 		if len(rb.groups) == 0 {
 			continue
@@ -164,12 +132,12 @@ func networkPolicy(t Team, labels map[string]string) *networkingv1.NetworkPolicy
 	if t.PortalNamespace != "" {
 		from = append(from, networkingv1.NetworkPolicyPeer{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: t.PortalNamespace}},
-			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{PartOfLabel: PartOf}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelPartOf: naming.PartOf}},
 		})
 	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName, Namespace: t.Namespace(), Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: naming.NetworkPolicy, Namespace: t.Namespace(), Labels: labels},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
@@ -249,7 +217,7 @@ func clusterQueue(t Team, cohort string, flavors []Flavor, labels map[string]str
 		ObjectMeta: metav1.ObjectMeta{Name: t.ClusterQueue(), Labels: labels},
 		Spec: kueue.ClusterQueueSpec{
 			CohortName:        kueue.CohortReference(cohort),
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{TeamLabel: t.Name}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTeam: t.Name}},
 			Preemption: &kueue.ClusterQueuePreemption{
 				ReclaimWithinCohort: kueue.PreemptionPolicyAny,
 				WithinClusterQueue:  kueue.PreemptionPolicyLowerPriority,
@@ -292,8 +260,8 @@ func ResourceQuota(cq *kueue.ClusterQueue, namespace string) *corev1.ResourceQuo
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: namespace,
-			Labels: map[string]string{TeamLabel: cq.Labels[TeamLabel], PartOfLabel: PartOf}},
+		ObjectMeta: metav1.ObjectMeta{Name: naming.ResourceQuota, Namespace: namespace,
+			Labels: map[string]string{naming.LabelTeam: cq.Labels[naming.LabelTeam], naming.LabelPartOf: naming.PartOf}},
 		Spec: corev1.ResourceQuotaSpec{Hard: hard},
 	}
 }

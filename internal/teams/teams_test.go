@@ -16,6 +16,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/identity"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 var testFlavors = []Flavor{
@@ -31,9 +32,9 @@ func TestObjects(t *testing.T) {
 
 	ns := find[*corev1.Namespace](t, objs)
 	assert.Equal(t, "team-vision", ns.Name)
-	assert.Equal(t, "vision", ns.Labels[TeamLabel], "admission policies select team namespaces by this label")
+	assert.Equal(t, "vision", ns.Labels[naming.LabelTeam], "admission policies select team namespaces by this label")
 	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
-	assert.Equal(t, "CC-1", ns.Annotations[CostCenterAnnotation])
+	assert.Equal(t, "CC-1", ns.Annotations[naming.AnnotationCostCenter])
 
 	cq := find[*kueue.ClusterQueue](t, objs)
 	assert.Equal(t, kueue.CohortReference("gantry"), cq.Spec.CohortName)
@@ -76,7 +77,7 @@ func TestAdminsAndPortalReachOnlyTeamNamespaces(t *testing.T) {
 
 	admins := find[*rbacv1.RoleBinding](t, slices.DeleteFunc(slices.Clone(objs), func(o runtime.Object) bool {
 		rb, ok := o.(*rbacv1.RoleBinding)
-		return ok && rb.RoleRef.Name != AdminRole
+		return ok && rb.RoleRef.Name != naming.AdminRole
 	}))
 	assert.Equal(t, "team-vision", admins.Namespace, "admins are bound in the team namespace, not cluster-wide")
 	assert.Equal(t, []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "oidc:gantry-admins"}}, admins.Subjects)

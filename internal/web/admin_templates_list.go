@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -86,9 +87,7 @@ func (h *handler) editorProps(ctx context.Context, p *views.AdminTemplateEditPro
 
 func templateSchema(t *catalog.Template, namespace string) *views.TemplateSchema {
 	s := &views.TemplateSchema{Title: t.Title, Kind: string(t.Kind), Image: t.Image, Teams: t.Teams}
-	if namespace != "" {
-		s.SampleTeam = namespace[len("team-"):]
-	}
+	s.SampleTeam, _ = naming.TeamOfNamespace(namespace)
 	for _, g := range t.GPUTypes {
 		s.GPUTypes = append(s.GPUTypes, views.GPUTypeRow{Name: g.Name, Label: g.Label, Pool: g.Pool, Resource: g.Resource})
 	}

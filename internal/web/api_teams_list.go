@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/teams"
 )
 
 // apiTeam is a team as admins manage it.
@@ -30,7 +30,7 @@ type apiCeiling struct {
 }
 
 func apiTeamOf(t store.Team) apiTeam {
-	out := apiTeam{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter, Namespace: teams.NamespaceOf(t.Name),
+	out := apiTeam{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter, Namespace: naming.Namespace(t.Name),
 		MemberGroups: append([]string{}, t.MemberGroups...), LeadGroups: append([]string{}, t.LeadGroups...), RetiredAt: t.RetiredAt}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -29,8 +30,8 @@ func (h *handler) home(c *gin.Context) {
 			Name:         m.Team,
 			DisplayName:  m.DisplayName,
 			Role:         views.RoleResearcher,
-			Namespace:    "team-" + m.Team,
-			ClusterQueue: queue.ClusterQueueName(m.Team),
+			Namespace:    naming.Namespace(m.Team),
+			ClusterQueue: naming.ClusterQueue(m.Team),
 			CostCenter:   m.CostCenter,
 		}
 		if m.Lead {

@@ -21,10 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-dev/gantry/internal/auth"
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // jobListJobs is how many Jobs the job list test creates: a full page and a
@@ -50,7 +50,7 @@ func TestJobListPagesAndFilters(t *testing.T) {
 		wg.Go(func() {
 			job := stacktest.CompliantJob(team.Name, fmt.Sprintf("list-%02d", i), corev1.ResourceList{"cpu": resource.MustParse("100m")})
 			if i%10 == 0 {
-				job.Labels[catalog.LabelOwner] = "alice"
+				job.Labels[naming.LabelOwner] = "alice"
 			}
 			_, err := env.Kube.BatchV1().Jobs(team.Namespace()).Create(ctx, job, metav1.CreateOptions{})
 			errs <- err

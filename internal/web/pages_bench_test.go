@@ -22,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -70,7 +71,7 @@ func newLoadCluster() *loadCluster {
 		ns := "team-" + team
 		name := fmt.Sprintf("train-%05d", i)
 		created := metav1.NewTime(now.Add(-time.Duration(loadJobs-i) * time.Minute))
-		lbl := map[string]string{catalog.LabelTeam: team, catalog.LabelOwner: fmt.Sprintf("user-%02d", i%50), catalog.LabelPool: loadPool}
+		lbl := map[string]string{naming.LabelTeam: team, naming.LabelOwner: fmt.Sprintf("user-%02d", i%50), naming.LabelPool: loadPool}
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbl, CreationTimestamp: created}}
 		c.jobs[ns+"/"+name] = job
 		ref, _ := kube.JobRefOf(job)
@@ -103,14 +104,14 @@ func newLoadCluster() *loadCluster {
 			WaitSeconds: float64(i % 600), AllocatedGPUHours: 8, USDPerHour: 4 * money.Dollar, CostUSD: 32 * money.Dollar})
 	}
 	for _, team := range loadTeams {
-		c.queues = append(c.queues, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "team-" + team, Labels: map[string]string{catalog.LabelTeam: team}},
+		c.queues = append(c.queues, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "team-" + team, Labels: map[string]string{naming.LabelTeam: team}},
 			Spec: kueue.ClusterQueueSpec{CohortName: "gantry", ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
 				Flavors: []kueue.FlavorQuotas{{Name: loadPool, Resources: []kueue.ResourceQuota{{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("2700")}}}}}}}})
 	}
 	lc := &loadCluster{benchCluster: c, flavors: []*kueue.ResourceFlavor{{ObjectMeta: metav1.ObjectMeta{Name: loadPool},
-		Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{catalog.LabelPool: loadPool}}}}}
+		Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{naming.LabelPool: loadPool}}}}}
 	for i := range loadNodes {
-		lc.nodes = append(lc.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-%04d", i), Labels: map[string]string{catalog.LabelPool: loadPool}},
+		lc.nodes = append(lc.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-%04d", i), Labels: map[string]string{naming.LabelPool: loadPool}},
 			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("96")}}})
 	}
 	return lc

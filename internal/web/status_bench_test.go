@@ -22,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -58,7 +59,7 @@ func newBenchCluster(n int) *benchCluster {
 	for i := range n {
 		name := fmt.Sprintf("train-%05d", i)
 		created := metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))
-		labels := map[string]string{catalog.LabelTeam: benchTeam, catalog.LabelOwner: "alice", catalog.LabelPool: "h100-sxm-ib-training"}
+		labels := map[string]string{naming.LabelTeam: benchTeam, naming.LabelOwner: "alice", naming.LabelPool: "h100-sxm-ib-training"}
 		c.jobs[ns+"/"+name] = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, CreationTimestamp: created}}
 		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-" + name, Namespace: ns, UID: types.UID(fmt.Sprint(i)), CreationTimestamp: created,
 			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: name}}}, Spec: kueue.WorkloadSpec{QueueName: "default"}}
@@ -88,7 +89,7 @@ func newBenchCluster(n int) *benchCluster {
 				AllocatedGPUHours: 8, USDPerHour: 4 * money.Dollar, CostUSD: 32 * money.Dollar})
 		}
 	}
-	c.queues = []*kueue.ClusterQueue{{ObjectMeta: metav1.ObjectMeta{Name: "team-vision", Labels: map[string]string{kube.TeamLabel: benchTeam}},
+	c.queues = []*kueue.ClusterQueue{{ObjectMeta: metav1.ObjectMeta{Name: "team-vision", Labels: map[string]string{naming.LabelTeam: benchTeam}},
 		Spec: kueue.ClusterQueueSpec{CohortName: "gantry", ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
 			Flavors: []kueue.FlavorQuotas{{Name: "h100-sxm-ib-training", Resources: []kueue.ResourceQuota{{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("16")}}}}}}}}}
 	return c

@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -176,7 +177,7 @@ func (h *handler) computeTeamFigures(ctx context.Context, team string) (teamFigu
 	if err != nil {
 		return teamFigures{}, err
 	}
-	wls, err := h.Status.Jobs.NamespaceRunningWorkloads("team-" + team)
+	wls, err := h.Status.Jobs.NamespaceRunningWorkloads(naming.Namespace(team))
 	if err != nil && !errors.Is(err, kube.ErrNotSynced) {
 		return teamFigures{}, err
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/teams"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -69,6 +69,6 @@ func (h *handler) teamsAdminCreate(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Team %s created with namespace %s.", t.Name, teams.NamespaceOf(t.Name)))
+	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("Team %s created with namespace %s.", t.Name, naming.Namespace(t.Name)))
 	redirectSeeOther(c, "/admin/teams/"+t.Name)
 }

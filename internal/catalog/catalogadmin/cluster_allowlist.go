@@ -10,14 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gantry-dev/gantry/internal/kube"
-)
-
-// The ConfigMap the gantry-image-allowlist admission policy
-// (deploy/policies/image-allowlist.yaml) reads its registries from.
-const (
-	AllowlistConfigMap = "gantry-image-allowlist"
-	AllowlistKey       = "registries"
-	fieldManager       = "gantry"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // ClusterAllowlist is the copy of the image allowlist that the cluster's
@@ -36,12 +29,12 @@ type ConfigMapAllowlist struct {
 
 // Apply writes registries, one per line, to the ConfigMap's data key.
 func (c ConfigMapAllowlist) Apply(ctx context.Context, registries []string) error {
-	cm := corev1ac.ConfigMap(AllowlistConfigMap, c.Namespace).
-		WithLabels(map[string]string{"app.kubernetes.io/part-of": "gantry", "app.kubernetes.io/managed-by": "gantry"}).
-		WithData(map[string]string{AllowlistKey: strings.Join(registries, "\n")})
-	_, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	cm := corev1ac.ConfigMap(naming.AllowlistConfigMap, c.Namespace).
+		WithLabels(map[string]string{naming.LabelPartOf: naming.PartOf, naming.LabelManagedBy: naming.ManagedBy}).
+		WithData(map[string]string{naming.AllowlistKey: strings.Join(registries, "\n")})
+	_, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: naming.FieldManager, Force: true})
 	if err != nil {
-		return fmt.Errorf("apply ConfigMap %s/%s: %w", c.Namespace, AllowlistConfigMap, kube.MapError(err))
+		return fmt.Errorf("apply ConfigMap %s/%s: %w", c.Namespace, naming.AllowlistConfigMap, kube.MapError(err))
 	}
 	return nil
 }

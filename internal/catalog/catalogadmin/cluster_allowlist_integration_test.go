@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/config"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 )
 
@@ -64,9 +65,9 @@ func TestRegistryAnAdminAddsIsAllowedByTheClusterAndRemovedIsRefused(t *testing.
 
 	_, err := admin.SetAllowlist(ctx, erin, strings.Join(append(defaultRegistries, "ghcr.io/acme"), "\n"))
 	require.NoError(t, err)
-	cm, err := kube.CoreV1().ConfigMaps(systemNamespace).Get(ctx, catalogadmin.AllowlistConfigMap, metav1.GetOptions{})
+	cm, err := kube.CoreV1().ConfigMaps(systemNamespace).Get(ctx, naming.AllowlistConfigMap, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, "nvcr.io\nquay.io/jupyter\ndocker.io/vllm\nghcr.io/acme", cm.Data[catalogadmin.AllowlistKey])
+	assert.Equal(t, "nvcr.io\nquay.io/jupyter\ndocker.io/vllm\nghcr.io/acme", cm.Data[naming.AllowlistKey])
 	assert.True(t, managedBy(cm, "gantry"), "written by server-side apply as field manager gantry: %v", cm.ManagedFields)
 	require.Eventually(t, func() bool { return dryRunJob(ctx, kube, image) == nil },
 		30*time.Second, 200*time.Millisecond, "a Job from the added registry is admitted")

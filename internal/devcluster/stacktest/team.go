@@ -12,6 +12,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/devcluster"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // TeamSpec describes a throwaway team.
@@ -71,7 +72,7 @@ func (e *Env) Team(t testing.TB, spec TeamSpec) devcluster.Team {
 		}
 	})
 	for {
-		lq, lqErr := e.Kueue.KueueV1beta2().LocalQueues(team.Namespace()).Get(ctx, devcluster.LocalQueueName, metav1.GetOptions{})
+		lq, lqErr := e.Kueue.KueueV1beta2().LocalQueues(team.Namespace()).Get(ctx, naming.LocalQueue, metav1.GetOptions{})
 		cq, cqErr := e.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
 		_, saErr := e.Kube.CoreV1().ServiceAccounts(team.Namespace()).Get(ctx, "default", metav1.GetOptions{})
 		if lqErr == nil && cqErr == nil && saErr == nil &&

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // Test workloads in team namespaces must pass what the stack enforces there:
@@ -29,20 +30,20 @@ const Priority = "batch"
 // (Kueue picks the flavor). Change entries to suit the test.
 func WorkloadLabels(team, name string, kind catalog.Kind) map[string]string {
 	return map[string]string{
-		catalog.LabelTeam:            team,
-		catalog.LabelOwner:           "stacktest",
-		catalog.LabelTemplate:        "stacktest",
-		catalog.LabelTemplateVersion: "1",
-		catalog.LabelKind:            string(kind),
-		catalog.LabelPool:            "any",
-		catalog.LabelCostCenter:      "CC-TEST",
-		catalog.LabelQueueName:       devcluster.LocalQueueName,
-		catalog.LabelPriorityClass:   Priority,
-		catalog.LabelManagedBy:       catalog.ManagedBy,
-		catalog.LabelAppName:         "stacktest",
-		catalog.LabelInstance:        name,
-		catalog.LabelComponent:       string(kind),
-		catalog.LabelPartOf:          "gantry",
+		naming.LabelTeam:            team,
+		naming.LabelOwner:           "stacktest",
+		naming.LabelTemplate:        "stacktest",
+		naming.LabelTemplateVersion: "1",
+		naming.LabelKind:            string(kind),
+		naming.LabelPool:            "any",
+		naming.LabelCostCenter:      "CC-TEST",
+		naming.LabelQueueName:       naming.LocalQueue,
+		naming.LabelPriorityClass:   Priority,
+		naming.LabelManagedBy:       naming.ManagedBy,
+		naming.LabelAppName:         "stacktest",
+		naming.LabelInstance:        name,
+		naming.LabelComponent:       string(kind),
+		naming.LabelPartOf:          "gantry",
 	}
 }
 
@@ -50,8 +51,8 @@ func WorkloadLabels(team, name string, kind catalog.Kind) map[string]string {
 // owned by the IdP username user: a person (an "oidc:" identity) may only
 // create workloads they own (deploy/policies/workload-labels.yaml).
 func OwnedBy(job *batchv1.Job, user string) *batchv1.Job {
-	job.Labels[catalog.LabelOwner] = catalog.OwnerLabel(user)
-	job.Spec.Template.Labels[catalog.LabelOwner] = catalog.OwnerLabel(user)
+	job.Labels[naming.LabelOwner] = naming.OwnerLabel(user)
+	job.Spec.Template.Labels[naming.LabelOwner] = naming.OwnerLabel(user)
 	return job
 }
 
