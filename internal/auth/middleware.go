@@ -78,7 +78,14 @@ type Authenticator struct {
 	// TokenOwnerInactivity is how long after its owner's last sign-in an
 	// API token stops working; zero means DefaultTokenOwnerInactivity.
 	TokenOwnerInactivity time.Duration
+
+	// users keeps session users for SessionUserTTL.
+	users userCache
 }
+
+// ForgetUsers drops every cached session user, so that a change to teams
+// or admin groups made on this replica shows on the next page view.
+func (a *Authenticator) ForgetUsers() { a.users.forgetAll() }
 
 // StartSession rotates the session token (against fixation) and records the
 // signed-in user's account id in it.
@@ -88,6 +95,8 @@ func (a *Authenticator) StartSession(ctx context.Context, userID int64, rawIDTok
 	}
 	a.Sessions.Put(ctx, keyUserID, userID)
 	a.Sessions.Put(ctx, keyIDToken, rawIDToken)
+	// The sign-in may have changed the user's groups.
+	a.users.forget(userID)
 	return nil
 }
 
@@ -95,6 +104,7 @@ func (a *Authenticator) StartSession(ctx context.Context, userID int64, rawIDTok
 // the IdP logout hint.
 func (a *Authenticator) EndSession(ctx context.Context) (string, error) {
 	idToken := a.Sessions.GetString(ctx, keyIDToken)
+	a.users.forget(a.Sessions.GetInt64(ctx, keyUserID))
 	if err := a.Sessions.Destroy(ctx); err != nil {
 		return "", fmt.Errorf("destroy session: %w", err)
 	}
@@ -206,12 +216,24 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, header string) (
 	return u, nil
 }
 
+// load returns the session's user, read and resolved at most once per
+// SessionUserTTL per replica.
 func (a *Authenticator) load(ctx context.Context, userID int64) (*User, error) {
+	// Wall-clock time, not a.Now: a test's frozen clock must not freeze the cache.
+	now := time.Now()
+	if u, ok := a.users.get(userID, now); ok {
+		return u, nil
+	}
 	su, err := a.Store.UserByID(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("load user: %w", err)
 	}
-	return a.Resolver.Resolve(ctx, su)
+	u, err := a.Resolver.Resolve(ctx, su)
+	if err != nil {
+		return nil, err
+	}
+	a.users.put(u, now)
+	return u, nil
 }
 
 func (a *Authenticator) now() time.Time {

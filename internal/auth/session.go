@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"context"
 	"database/sql"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/alexedwards/scs/postgresstore"
@@ -21,7 +23,15 @@ const (
 	keyNonce      = "auth.login.nonce"
 	keyVerifier   = "auth.login.verifier"
 	keyNext       = "auth.login.next"
+	// keyRenewed is when the session row was last written (Unix seconds).
+	keyRenewed = "auth.renewed"
 )
+
+// maxRenewInterval is the longest a session goes without its idle deadline
+// being pushed back while it is used. Between renewals a page view writes
+// nothing, so an idle session may end up to this much (or IdleTimeout/4,
+// if shorter) before IdleTimeout after its last request, never later.
+const maxRenewInterval = time.Minute
 
 // SessionOptions configure the session cookie and timeouts.
 type SessionOptions struct {
@@ -66,7 +76,8 @@ func LoadSession(sm *scs.SessionManager, onError func(*gin.Context, error)) gin.
 			return
 		}
 		c.Request = c.Request.WithContext(ctx)
-		w := &sessionWriter{ResponseWriter: c.Writer, c: c, sm: sm, onError: onError}
+		w := &sessionWriter{ResponseWriter: c.Writer, c: c, sm: sm, onError: onError,
+			loadedToken: sm.Token(ctx), loaded: sessionValues(ctx, sm)}
 		c.Writer = w
 		c.Next()
 		w.commit()
@@ -81,6 +92,43 @@ type sessionWriter struct {
 	sm        *scs.SessionManager
 	onError   func(*gin.Context, error)
 	committed bool
+	// loadedToken and loaded are the session as read from the store, to
+	// tell a real change from scs's idle-timeout touch.
+	loadedToken string
+	loaded      map[string]any
+}
+
+// sessionValues copies the session's values.
+func sessionValues(ctx context.Context, sm *scs.SessionManager) map[string]any {
+	keys := sm.Keys(ctx)
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		out[k] = sm.Get(ctx, k)
+	}
+	return out
+}
+
+// renewInterval is how long a used session goes without a write.
+func renewInterval(sm *scs.SessionManager) time.Duration {
+	if d := sm.IdleTimeout / 4; d < maxRenewInterval {
+		return d
+	}
+	return maxRenewInterval
+}
+
+// needsWrite reports whether the session must be written: scs marks every
+// loaded session modified when IdleTimeout is set, which would write the
+// row on every page view. It is written only when its token or values
+// changed, or when its idle deadline was last pushed back renewInterval ago.
+func (w *sessionWriter) needsWrite(ctx context.Context, now time.Time) bool {
+	if w.loadedToken == "" || w.sm.Token(ctx) != w.loadedToken || !reflect.DeepEqual(sessionValues(ctx, w.sm), w.loaded) {
+		return true
+	}
+	if w.sm.IdleTimeout <= 0 {
+		return false
+	}
+	renewed := time.Unix(w.sm.GetInt64(ctx, keyRenewed), 0)
+	return now.Sub(renewed) >= renewInterval(w.sm)
 }
 
 func (w *sessionWriter) commit() {
@@ -91,6 +139,11 @@ func (w *sessionWriter) commit() {
 	ctx := w.c.Request.Context()
 	switch w.sm.Status(ctx) {
 	case scs.Modified:
+		now := time.Now()
+		if !w.needsWrite(ctx, now) {
+			return
+		}
+		w.sm.Put(ctx, keyRenewed, now.Unix())
 		token, expiry, err := w.sm.Commit(ctx)
 		if err != nil {
 			// Fall back to the inner writer so the error page is not committed again.

@@ -39,6 +39,7 @@ func (h *handler) apiTeamsCreate(c *gin.Context) {
 		return
 	}
 	t, err := h.Quota.Teams.Create(c.Request.Context(), teamActor(c), body.form(body.Name))
+	h.teamsChanged()
 	if err != nil {
 		h.apiFail(c, err)
 		return

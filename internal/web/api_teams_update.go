@@ -15,6 +15,7 @@ func (h *handler) apiTeamsUpdate(c *gin.Context) {
 		return
 	}
 	t, err := h.Quota.Teams.Update(c.Request.Context(), teamActor(c), body.form(c.Param("team")))
+	h.teamsChanged()
 	if err != nil {
 		h.apiFail(c, err)
 		return

@@ -142,6 +142,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.ReadyTimeout == 0 {
 		d.ReadyTimeout = 2 * time.Second
 	}
+	d.Status = withSharedFigures(d.Status)
 	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(), loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {

@@ -59,6 +59,7 @@ func (h *handler) teamsAdminCreate(c *gin.Context) {
 		return
 	}
 	t, err := h.Quota.Teams.Create(c.Request.Context(), teamActor(c), f)
+	h.teamsChanged()
 	var verr *teamadmin.ValidationError
 	if errors.As(err, &verr) {
 		vf.Errors = verr.Fields

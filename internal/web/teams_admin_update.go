@@ -21,6 +21,7 @@ func (h *handler) teamsAdminUpdate(c *gin.Context) {
 		return
 	}
 	_, err := h.Quota.Teams.Update(c.Request.Context(), teamActor(c), f)
+	h.teamsChanged()
 	var verr *teamadmin.ValidationError
 	if errors.As(err, &verr) {
 		vf.Errors = verr.Fields
