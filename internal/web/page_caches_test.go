@@ -1,0 +1,151 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// countingPrometheus counts the queries the pages send, each taking a
+// little while as a real one does, so concurrent views overlap.
+type countingPrometheus struct {
+	nodes, usage, measured atomic.Int64
+}
+
+const fakeQueryTime = 20 * time.Millisecond
+
+func (p *countingPrometheus) NodeUtilization(context.Context, time.Time) (map[string]float64, error) {
+	p.nodes.Add(1)
+	time.Sleep(fakeQueryTime)
+	return map[string]float64{"gpu-0000": 50}, nil
+}
+
+func (p *countingPrometheus) JobUsage(context.Context, string, string, time.Time, time.Time) (gpu.Usage, error) {
+	p.usage.Add(1)
+	time.Sleep(fakeQueryTime)
+	return gpu.Usage{HasData: true, Utilization: 42}, nil
+}
+
+func (p *countingPrometheus) MeasuredUse(_ context.Context, _, _ string, start, end time.Time) (gpu.Measured, error) {
+	p.measured.Add(1)
+	time.Sleep(fakeQueryTime)
+	return gpu.Measured{Measured: end.Sub(start), Useful: end.Sub(start) / 2}, nil
+}
+
+// countingAccounting counts the weekly accounting queries.
+type countingAccounting struct {
+	AccountingService
+	weeks atomic.Int64
+}
+
+func (a *countingAccounting) Weeks(context.Context, int) ([]cost.TeamWeeks, error) {
+	a.weeks.Add(1)
+	time.Sleep(fakeQueryTime)
+	return []cost.TeamWeeks{{Team: "vision", Weeks: []cost.WeekHours{{Week: cost.WeekStart(time.Now()), Useful: 8}}}}, nil
+}
+
+// versionedLedger is the load cluster's ledger with a version a test bumps.
+type versionedLedger struct {
+	*loadCluster
+	version atomic.Int64
+}
+
+func (l *versionedLedger) LedgerVersion(context.Context) (int64, error) { return l.version.Load(), nil }
+
+// viewsBy runs views page views split over users people at once.
+func viewsBy(t *testing.T, users, views int, view func(user int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, views)
+	for u := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := u; i < views; i += users {
+				if err := view(u); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// TestClusterAndJobPagesShareQueries: 100 views of the cluster page by 50
+// people make at most 2 weekly accounting queries and 2 Prometheus
+// queries, and 100 views of a running job's page at most 2 of each of its
+// Prometheus queries; a ledger change is seen on the next view.
+func TestClusterAndJobPagesShareQueries(t *testing.T) {
+	lc := newLoadCluster()
+	ledger := &versionedLedger{loadCluster: lc}
+	prom := &countingPrometheus{}
+	acc := &countingAccounting{}
+	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
+		Costs: ledger, Pools: lc, GPU: prom, Accounting: acc})
+	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
+		ledgerFigures: newLedgerFiguresCache()}
+
+	clusterView := func(int) error {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("GET", "/cluster", nil)
+		cs, err := h.clusterStatusOf(c.Request.Context())
+		if err != nil {
+			return err
+		}
+		if len(cs.Pools) != 1 || cs.Pools[0].Utilization == nil {
+			return fmt.Errorf("cluster page shows pools %+v, want one pool with its utilization", cs.Pools)
+		}
+		if weekly := h.clusterWeeklyCharts(c); len(weekly) != 1 {
+			return fmt.Errorf("cluster page shows %d weekly charts, want 1", len(weekly))
+		}
+		return nil
+	}
+	viewsBy(t, 50, 100, clusterView)
+	assert.LessOrEqual(t, acc.weeks.Load(), int64(2), "weekly accounting queries for 100 views of the cluster page")
+	assert.GreaterOrEqual(t, acc.weeks.Load(), int64(1))
+	assert.LessOrEqual(t, prom.nodes.Load(), int64(2), "Prometheus queries for 100 views of the cluster page")
+	t.Logf("100 cluster page views by 50 users: %d weekly accounting queries, %d Prometheus queries", acc.weeks.Load(), prom.nodes.Load())
+
+	before := acc.weeks.Load()
+	ledger.version.Add(1) // a run ended: the chart must show it
+	require.NoError(t, clusterView(0))
+	assert.Equal(t, before+1, acc.weeks.Load(), "a ledger change is read on the next view")
+
+	i := loadJobs - 1 // admitted and running
+	team := loadTeams[i%len(loadTeams)]
+	rec := store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
+	viewsBy(t, 50, 100, func(int) error {
+		q, err := h.jobQueueOf(context.Background(), rec, nil)
+		if err != nil {
+			return err
+		}
+		if q.GPU == nil || q.GPU.Utilization != 42 {
+			return fmt.Errorf("job page shows GPU usage %+v, want 42%%", q.GPU)
+		}
+		return nil
+	})
+	assert.LessOrEqual(t, prom.usage.Load(), int64(2), "GPU usage queries for 100 views of a running job's page")
+	assert.LessOrEqual(t, prom.measured.Load(), int64(2), "measured-use queries for 100 views of a running job's page")
+	t.Logf("100 job page views by 50 users: %d usage and %d measured-use Prometheus queries", prom.usage.Load(), prom.measured.Load())
+}
