@@ -94,10 +94,10 @@ type PendingReason struct {
 	// Raw is Kueue's own message.
 	Raw              string
 	Flavor, Resource string
-	// Needed is what the job asks for; TeamUsed and TeamNominal the team's
+	// Needed is what the job asks for; TeamReserved and TeamNominal the team's
 	// reserved and own quota of that flavor; CohortLendable what other
 	// queues of the cohort could lend now.
-	Needed, TeamUsed, TeamNominal, CohortLendable int64
+	Needed, TeamReserved, TeamNominal, CohortLendable int64
 	// Shortfall is how many more Kueue says are needed; 0 if it did not say.
 	Shortfall int64
 	// PositionLocal and PositionCluster count the workloads ahead of it
@@ -315,7 +315,8 @@ func (r StatusReader) pending(ctx context.Context, wl *kueue.Workload) *PendingR
 		cq = r.teamQueueOf(wl)
 	}
 	if cq != nil && p.Flavor != "" {
-		p.TeamNominal, p.TeamUsed = nominalAndReserved(cq, p.Flavor, p.Resource)
+		line := QuotaLineOf(cq, p.Flavor, corev1.ResourceName(p.Resource))
+		p.TeamNominal, p.TeamReserved = line.Nominal, line.Reserved
 		p.CohortLendable = r.lendable(cq, p.Flavor, p.Resource)
 	}
 	if r.Positions != nil {
@@ -340,8 +341,8 @@ func (p *PendingReason) sentence() string {
 		b.WriteString("waiting for Kueue to admit it")
 	} else {
 		fmt.Fprintf(&b, "waiting for %s", Amount(p.Needed, p.Flavor, p.Resource))
-		if p.TeamNominal > 0 || p.TeamUsed > 0 {
-			fmt.Fprintf(&b, ": your team uses %d of %d", p.TeamUsed, p.TeamNominal)
+		if p.TeamNominal > 0 || p.TeamReserved > 0 {
+			fmt.Fprintf(&b, ": your team uses %d of %d", p.TeamReserved, p.TeamNominal)
 			if p.CohortLendable > 0 {
 				fmt.Fprintf(&b, ", the cohort can lend %d", p.CohortLendable)
 			} else {
@@ -391,32 +392,6 @@ func (r StatusReader) teamQueueOf(wl *kueue.Workload) *kueue.ClusterQueue {
 	return cq
 }
 
-func nominalAndReserved(cq *kueue.ClusterQueue, flavor, resource string) (nominal, reserved int64) {
-	for _, rg := range cq.Spec.ResourceGroups {
-		for _, f := range rg.Flavors {
-			if string(f.Name) != flavor {
-				continue
-			}
-			for _, res := range f.Resources {
-				if string(res.Name) == resource {
-					nominal = res.NominalQuota.Value()
-				}
-			}
-		}
-	}
-	for _, f := range cq.Status.FlavorsReservation {
-		if string(f.Name) != flavor {
-			continue
-		}
-		for _, res := range f.Resources {
-			if string(res.Name) == resource {
-				reserved = res.Total.Value()
-			}
-		}
-	}
-	return nominal, reserved
-}
-
 // lendable is what the other ClusterQueues of cq's cohort have unused, capped
 // by their lending limits.
 func (r StatusReader) lendable(cq *kueue.ClusterQueue, flavor, resource string) int64 {
@@ -428,8 +403,8 @@ func (r StatusReader) lendable(cq *kueue.ClusterQueue, flavor, resource string) 
 		if other.Name == cq.Name || other.Spec.CohortName != cq.Spec.CohortName {
 			continue
 		}
-		nominal, reserved := nominalAndReserved(other, flavor, resource)
-		free := max(0, nominal-reserved)
+		line := QuotaLineOf(other, flavor, corev1.ResourceName(resource))
+		free := max(0, line.Nominal-line.Reserved)
 		if limit, ok := lendingLimit(other, flavor, resource); ok {
 			free = min(free, limit)
 		}

@@ -124,7 +124,7 @@ func TestPendingJobShowsPositionAndShortfall(t *testing.T) {
 		assert.Equal(c, "nvidia.com/gpu", p.Resource)
 		assert.Equal(c, int64(4), p.Needed)
 		assert.Equal(c, int64(8), p.TeamNominal)
-		assert.Equal(c, int64(8), p.TeamUsed)
+		assert.Equal(c, int64(8), p.TeamReserved)
 		assert.Equal(c, 1, p.PositionCluster, "one job ahead in the ClusterQueue")
 		assert.Equal(c, 1, p.PositionLocal)
 		assert.Contains(c, p.Words, "waiting for 4 H100 GPUs: your team uses 8 of 8, the cohort has none to lend")

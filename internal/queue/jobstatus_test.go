@@ -13,15 +13,15 @@ func TestPendingSentence(t *testing.T) {
 		want string
 	}{
 		"the issue's example": {
-			p:    PendingReason{Flavor: "h100-sxm-ib-training", Resource: "nvidia.com/gpu", Needed: 4, TeamUsed: 12, TeamNominal: 16, PositionCluster: 3},
+			p:    PendingReason{Flavor: "h100-sxm-ib-training", Resource: "nvidia.com/gpu", Needed: 4, TeamReserved: 12, TeamNominal: 16, PositionCluster: 3},
 			want: "waiting for 4 H100 GPUs: your team uses 12 of 16, the cohort has none to lend; 3 jobs ahead",
 		},
 		"cohort can lend, Kueue said the shortfall": {
-			p:    PendingReason{Flavor: "l40s-pcie-inference", Resource: "nvidia.com/gpu", Needed: 1, TeamUsed: 4, TeamNominal: 4, CohortLendable: 2, Shortfall: 1, PositionCluster: 0},
+			p:    PendingReason{Flavor: "l40s-pcie-inference", Resource: "nvidia.com/gpu", Needed: 1, TeamReserved: 4, TeamNominal: 4, CohortLendable: 2, Shortfall: 1, PositionCluster: 0},
 			want: "waiting for 1 L40S GPU: your team uses 4 of 4, the cohort can lend 2 (1 more needed); next in line",
 		},
 		"MIG slices, position unknown": {
-			p:    PendingReason{Flavor: "a100-mig-shared", Resource: "nvidia.com/mig-1g.10gb", Needed: 2, TeamUsed: 2, TeamNominal: 2, PositionCluster: -1},
+			p:    PendingReason{Flavor: "a100-mig-shared", Resource: "nvidia.com/mig-1g.10gb", Needed: 2, TeamReserved: 2, TeamNominal: 2, PositionCluster: -1},
 			want: "waiting for 2 MIG 1g.10gb slices: your team uses 2 of 2, the cohort has none to lend",
 		},
 		"nothing known": {

@@ -174,26 +174,7 @@ func Overview(team string, cq *kueue.ClusterQueue, lqs []*kueue.LocalQueue) Team
 		o.Namespace, o.LocalQueue = first.Namespace, first.Name
 	}
 
-	usage := usageIndex(cq.Status.FlavorsUsage)
-	reservation := usageIndex(cq.Status.FlavorsReservation)
-	for _, rg := range cq.Spec.ResourceGroups {
-		for _, fq := range rg.Flavors {
-			for _, rq := range fq.Resources {
-				key := flavorResource{flavor: string(fq.Name), resource: rq.Name}
-				u, r := usage[key], reservation[key]
-				f := FlavorQuota{
-					Flavor:         string(fq.Name),
-					Resource:       string(rq.Name),
-					Nominal:        rq.NominalQuota.Value(),
-					Used:           u.Total.Value(),
-					Reserved:       r.Total.Value(),
-					Borrowed:       u.Borrowed.Value(),
-					BorrowingLimit: borrowingLimit(cq.Spec.CohortName, rq.BorrowingLimit),
-				}
-				o.Flavors = append(o.Flavors, f)
-			}
-		}
-	}
+	o.Flavors = QuotaOf(cq)
 	return o
 }
 

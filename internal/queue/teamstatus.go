@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/naming"
@@ -67,15 +68,15 @@ func lent(cq *kueue.ClusterQueue, all []*kueue.ClusterQueue, flavor, resource st
 	if cq.Spec.CohortName == "" {
 		return 0
 	}
-	nominal, reserved := nominalAndReserved(cq, flavor, resource)
-	unused := max(0, nominal-reserved)
+	own := QuotaLineOf(cq, flavor, corev1.ResourceName(resource))
+	unused := max(0, own.Nominal-own.Reserved)
 	var borrowed int64
 	for _, o := range all {
 		if o.Name == cq.Name || o.Spec.CohortName != cq.Spec.CohortName {
 			continue
 		}
-		n, res := nominalAndReserved(o, flavor, resource)
-		borrowed += max(0, res-n)
+		line := QuotaLineOf(o, flavor, corev1.ResourceName(resource))
+		borrowed += max(0, line.Reserved-line.Nominal)
 	}
 	return min(unused, borrowed)
 }

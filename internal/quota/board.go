@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -74,12 +75,14 @@ func (b *Board) Line(team, flavor, resource string) (Line, error) {
 	}
 	r := corev1.ResourceName(resource)
 	l := Line{Team: team, Flavor: flavor, Resource: resource, Pending: int(cq.Status.PendingWorkloads)}
-	l.Nominal, l.Used = nominalAndUsed(cq, flavor, r)
+	own := queue.QuotaLineOf(cq, flavor, r)
+	l.Nominal, l.Used = own.Nominal, own.Used
 	for _, other := range b.cluster.ClusterQueues() {
 		if other.Name != cq.Name && (cq.Spec.CohortName == "" || other.Spec.CohortName != cq.Spec.CohortName) {
 			continue
 		}
-		n, u := nominalAndUsed(other, flavor, r)
+		line := queue.QuotaLineOf(other, flavor, r)
+		n, u := line.Nominal, line.Used
 		l.CohortNominal += n
 		if n > u {
 			l.CohortFree += n - u
@@ -136,21 +139,4 @@ func (b *Board) Flavors() ([]FlavorResources, error) {
 		}
 	}
 	return out, nil
-}
-
-func nominalAndUsed(cq *kueue.ClusterQueue, flavor string, r corev1.ResourceName) (nominal, used int64) {
-	if line := quotaLine(cq, flavor, r); line != nil {
-		nominal = line.NominalQuota.Value()
-	}
-	for _, fu := range cq.Status.FlavorsUsage {
-		if string(fu.Name) != flavor {
-			continue
-		}
-		for _, ru := range fu.Resources {
-			if ru.Name == r {
-				used = ru.Total.Value()
-			}
-		}
-	}
-	return nominal, used
 }

@@ -95,7 +95,7 @@ type apiPending struct {
 	Flavor          string `json:"flavor,omitempty"`
 	Resource        string `json:"resource,omitempty"`
 	Needed          int64  `json:"needed"`
-	TeamUsed        int64  `json:"teamUsed"`
+	TeamReserved    int64  `json:"teamUsed"`
 	TeamNominal     int64  `json:"teamNominal"`
 	CohortLendable  int64  `json:"cohortLendable"`
 	PositionLocal   int    `json:"positionInLocalQueue"`
@@ -145,7 +145,7 @@ func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
 	}
 	if p := st.Pending; p != nil {
 		b.Pending = &apiPending{Reason: p.Words, KueueMessage: p.Raw, Flavor: p.Flavor, Resource: p.Resource, Needed: p.Needed,
-			TeamUsed: p.TeamUsed, TeamNominal: p.TeamNominal, CohortLendable: p.CohortLendable,
+			TeamReserved: p.TeamReserved, TeamNominal: p.TeamNominal, CohortLendable: p.CohortLendable,
 			PositionLocal: p.PositionLocal, PositionCluster: p.PositionCluster}
 	}
 	if a := st.Allocation; a.Flavor != "" {
