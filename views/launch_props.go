@@ -87,6 +87,11 @@ type JobProps struct {
 	Endpoint *EndpointPanel
 	// Idle is the idle reclaim card; nil without the reclaim.
 	Idle *JobIdleProps
+	// Attempts lists every attempt of the job.
+	Attempts JobAttemptsView
+	// Outside marks a workload created in the team namespace without the
+	// portal (kubectl): there is no launch record, template or manifest.
+	Outside bool
 }
 
 // ScaleForm scales an endpoint within its range.
@@ -98,6 +103,8 @@ type ScaleForm struct {
 // JobRow is one row of the jobs list.
 type JobRow struct {
 	Team, Name, Kind, Owner, Template, Phase, Pool, URL string
+	// Outside marks a workload created without the portal (kubectl).
+	Outside bool
 }
 
 func joinComma(items []string) string {

@@ -24,6 +24,10 @@ type TeamStatusProps struct {
 	AsOf string
 	// Cost is the cost per accepted result and why GPUs were idle; nil without accounting.
 	Cost *TeamCostProps
+	// Recovery is the time the team's jobs took to run again after a failure.
+	Recovery TeamRecoveryView
+	// Webhook is the team's chat webhook.
+	Webhook TeamWebhookView
 }
 
 // QuotaUseRow is one flavor's quota of a queue.

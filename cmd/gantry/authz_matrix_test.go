@@ -28,6 +28,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/notify"
 	"github.com/gantry-dev/gantry/internal/reclaim"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/web"
@@ -62,6 +63,8 @@ func everything(t *testing.T, with ...func(*web.Deps)) *gin.Engine {
 		Proxy:      &web.ProxyDeps{},
 		Idle:       &reclaim.Reclaimer{},
 		Acceptance: &acceptance.Service{},
+		Attempts:   (*store.Store)(nil),
+		Webhooks:   notify.Webhooks{},
 		Static:     static.FS,
 		Registry:   prometheus.NewRegistry(),
 		Log:        slog.New(slog.DiscardHandler),
@@ -215,6 +218,7 @@ var expectations = map[string]matrixRoute{
 	"GET /team":                                         {access: withTeam},
 	"GET /teams/:team":                                  {access: member},
 	"GET /teams/:team/ledger.csv":                       {access: member},
+	"POST /teams/:team/webhook":                         {access: teamLead, form: url.Values{"url": {"ftp://not-a-webhook"}}},
 	"GET /admin/cluster":                                {access: adminsOnly},
 	"GET /admin/templates":                              {access: adminsOnly},
 	"GET /admin/templates/new":                          {access: adminsOnly},
@@ -247,6 +251,8 @@ var expectations = map[string]matrixRoute{
 	"DELETE /api/v1/teams/:team/jobs/:name":             {access: member},
 	"GET /api/v1/teams/:team/status":                    {access: member},
 	"GET /api/v1/teams/:team/ledger":                    {access: member},
+	"GET /api/v1/teams/:team/webhook":                   {access: teamLead},
+	"PUT /api/v1/teams/:team/webhook":                   {access: teamLead, json: `{"url":"ftp://not-a-webhook"}`},
 	"GET /api/v1/cluster/status":                        {access: adminsOnly},
 	"GET /api/v1/teams/:team/jobs/:name/status":         {access: member},
 	"GET /api/v1/teams/:team/jobs/:name/logs":           {access: member},

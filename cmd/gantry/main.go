@@ -24,6 +24,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/leader"
+	"github.com/gantry-dev/gantry/internal/notify"
 	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -150,6 +151,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	statusDeps.Accounting = accountingOf(db, auditLog)
+	startAttempts(cfg, cache, jobCache, db, loops, log)
 	jobCache.Start(ctx)
 	// Job pages answer "not synced" until the job cache has listed once;
 	// a just-launched job's page must not.
@@ -231,6 +233,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Catalog:    catalogAdmin,
 		Proxy:      proxyDeps,
 		Idle:       idle,
+		Attempts:   db,
+		Webhooks:   notify.Webhooks{Store: db, Audit: auditLog},
 		Ready:      ready,
 		Static:     static.FS,
 		Registry:   registry,

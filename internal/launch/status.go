@@ -29,6 +29,9 @@ type Status struct {
 	Message                 string
 	Replicas, ReadyReplicas int32
 	Pods                    []PodStatus
+	// Outside is true for a workload created in the team's namespace
+	// without the portal (kubectl): no launch record, template or owner.
+	Outside bool
 }
 
 // JobReader is the part of the job cache status needs.

@@ -69,6 +69,22 @@ func (s *Store) LaunchByName(ctx context.Context, namespace, name string) (Launc
 	return l, nil
 }
 
+// LaunchedNames returns which of names in namespace have a launch record.
+func (s *Store) LaunchedNames(ctx context.Context, namespace string, names []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	var found []string
+	if err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name IN ?", namespace, names).Pluck("name", &found).Error; err != nil {
+		return nil, fmt.Errorf("look up launches in %s: %w", namespace, err)
+	}
+	for _, n := range found {
+		out[n] = true
+	}
+	return out, nil
+}
+
 // MarkLaunchDeleted notes that by deleted the launch's objects at at.
 func (s *Store) MarkLaunchDeleted(ctx context.Context, namespace, name, by string, at time.Time) error {
 	err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name = ? AND deleted_at IS NULL", namespace, name).

@@ -38,6 +38,11 @@ type apiJob struct {
 	Params   map[string]string `json:"parameters,omitempty"`
 	LaunchID string            `json:"launchId,omitempty"`
 	Existing bool              `json:"existing,omitempty"`
+	// CreatedOutsideGantry is true for a workload made in the team's
+	// namespace without the portal (kubectl): no owner, template or parameters.
+	CreatedOutsideGantry bool `json:"createdOutsideGantry,omitempty"`
+	// Attempts lists every attempt of the job, oldest first (GET only).
+	Attempts []apiAttempt `json:"attempts,omitempty"`
 }
 
 // apiJobCreate launches a job from a template, with the form's validation.
@@ -86,6 +91,13 @@ func (h *handler) apiJobGet(c *gin.Context) {
 	out := apiJob{Name: rec.Name, Team: rec.Team, URL: h.PublicURL.String() + jobURL(rec.Team, rec.Name), Kind: rec.Kind,
 		Phase: st.Phase, Message: st.Message, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion, LaunchID: rec.LaunchID}
 	_ = jsonInto(rec.Parameters, &out.Params)
+	out.CreatedOutsideGantry = launch.IsOutside(rec)
+	attempts, err := h.jobAttempts(c.Request.Context(), rec.Namespace, rec.Name)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	out.Attempts = apiAttemptsOf(attempts)
 	c.JSON(http.StatusOK, out)
 }
 

@@ -25,6 +25,9 @@ type apiJobListItem struct {
 	Owner    string `json:"owner"`
 	Template string `json:"template"`
 	Pool     string `json:"pool"`
+	// CreatedOutsideGantry is true for a workload made in the team's
+	// namespace without the portal (kubectl): no owner or template.
+	CreatedOutsideGantry bool `json:"createdOutsideGantry"`
 }
 
 // apiJobList is one page of a team's jobs, newest first; Next and Previous
@@ -71,10 +74,15 @@ func (h *handler) apiJobsList(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if err := h.Jobs.MarkOutside(c.Request.Context(), jp.Statuses); err != nil {
+		h.fail(c, err)
+		return
+	}
 	out := apiJobList{Jobs: make([]apiJobListItem, 0, len(jp.Statuses)), Total: jp.Total, Page: jp.Page, Pages: jp.Pages}
 	for _, s := range jp.Statuses {
 		out.Jobs = append(out.Jobs, apiJobListItem{Name: s.Name, Team: s.Team, URL: h.PublicURL.String() + jobURL(s.Team, s.Name),
-			Kind: string(s.Kind), Phase: string(s.Phase), Owner: s.Owner, Template: s.Template, Pool: s.Pool})
+			Kind: string(s.Kind), Phase: string(s.Phase), Owner: s.Owner, Template: s.Template, Pool: s.Pool,
+			CreatedOutsideGantry: s.Outside})
 	}
 	pageURL := func(n int) string {
 		q := c.Request.URL.Query()

@@ -30,6 +30,8 @@ type apiJobStatusBody struct {
 	Failure    *apiFailure    `json:"failure,omitempty"`
 	GPU        *apiGPU        `json:"gpu,omitempty"`
 	Cost       *cost.Spend    `json:"cost,omitempty"`
+	// Attempts lists every attempt of the job, oldest first.
+	Attempts []apiAttempt `json:"attempts"`
 }
 
 // apiCause is why a job ended and what to do next. RelaunchURL opens the
@@ -123,7 +125,14 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, apiJobStatusOf(rec, q))
+	body := apiJobStatusOf(rec, q)
+	attempts, err := h.jobAttempts(c.Request.Context(), rec.Namespace, rec.Name)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	body.Attempts = apiAttemptsOf(attempts)
+	c.JSON(http.StatusOK, body)
 }
 
 func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
@@ -190,6 +199,12 @@ func (h *handler) apiTeamStatus(c *gin.Context) {
 	body := gin.H{"team": team, "queue": ts.Queue, "month": ts.Month, "running": ts.Running, "waits": ts.Waits}
 	if ts.QueueErr != nil {
 		body["queueError"] = describe(ts.QueueErr).Message
+	}
+	if r, ok, err := h.teamRecovery(c.Request.Context(), team); err != nil {
+		h.fail(c, err)
+		return
+	} else if ok {
+		body["recovery"] = apiRecovery{Days: recoveryDays, Count: r.Count, MedianSeconds: r.Median.Seconds(), P90Seconds: r.P90.Seconds()}
 	}
 	c.JSON(http.StatusOK, body)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/notify"
 	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/reclaim"
@@ -105,6 +106,7 @@ func describe(err error) problem {
 	var acceptanceDenied *acceptance.DeniedError
 	var proxyInvalid *proxy.ValidationError
 	var costInvalid *cost.InputError
+	var webhookURL *notify.URLError
 	switch {
 	case errors.As(err, &acceptanceDenied):
 		return problem{http.StatusForbidden, "Not allowed", acceptanceDenied.Reason}
@@ -208,6 +210,10 @@ func describe(err error) problem {
 		return problem{http.StatusForbidden, "Not allowed", "Only a lead of this team or an admin can change the team's acceptance rule."}
 	case errors.As(err, &costInvalid):
 		return problem{http.StatusUnprocessableEntity, "Check your input", costInvalid.Error()}
+	case errors.As(err, &webhookURL):
+		return problem{http.StatusUnprocessableEntity, "Check the webhook URL", "The webhook URL was not saved: " + webhookURL.Reason + "."}
+	case errors.Is(err, notify.ErrNotLead):
+		return problem{http.StatusForbidden, "Team leads only", "Only the team's leads and Gantry admins can see or change its webhook."}
 	case errors.Is(err, errNotAdmin):
 		return problem{http.StatusForbidden, "Admins only", "Only Gantry admins can open this page."}
 	case errors.Is(err, errQuotaOff):

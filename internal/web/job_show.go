@@ -34,6 +34,10 @@ const creatingGrace = 2 * time.Minute
 // A job deleted through the portal stays deleted, even while its objects
 // are still going away.
 func (h *handler) jobStatusOf(rec store.Launch) (launch.Status, error) {
+	if launch.IsOutside(rec) {
+		_, st, err := h.Jobs.Outside(rec.Team, rec.Name)
+		return st, err
+	}
 	st, err := h.Jobs.Status(rec.Team, rec.Name, catalog.Kind(rec.Kind))
 	switch {
 	case rec.DeletedAt != nil && (err == nil || errors.Is(err, kube.ErrNotFound)):
@@ -116,6 +120,12 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	attempts, err := h.jobAttempts(c.Request.Context(), rec.Namespace, rec.Name)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	p.Attempts = jobAttemptsView(attempts, h.Attempts != nil)
 	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
 }
 
@@ -165,6 +175,9 @@ func causeView(rec store.Launch, c *queue.Cause) *views.CauseView {
 		return nil
 	}
 	v := &views.CauseView{Kind: string(c.Kind), Words: c.Words, Next: c.Next, LogTail: c.LogTail}
+	if launch.IsOutside(rec) {
+		return v // no launch record to relaunch from
+	}
 	if c.Fix != nil {
 		v.Fix = c.Fix.Words
 	}
@@ -191,6 +204,10 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 	p := views.JobProps{
 		Team: rec.Team, Name: rec.Name, Kind: rec.Kind, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion,
 		Pool: st.Pool, Namespace: rec.Namespace, Status: panel, Manifest: rec.Manifest,
+	}
+	if launch.IsOutside(rec) {
+		p.Outside = true // nothing to relaunch, stop or delete from here
+		return p
 	}
 	p.Verdict = h.verdictProps(c, rec)
 	var params map[string]string

@@ -28,6 +28,10 @@ type Launcher interface {
 type JobReader interface {
 	TemplatesFor(ctx context.Context, teams []string) ([]catalog.Template, error)
 	Record(ctx context.Context, team, name string) (store.Launch, error)
+	// Outside finds a workload made in the team's namespace without the
+	// portal, with a stand-in record (see launch.IsOutside).
+	Outside(team, name string) (store.Launch, launch.Status, error)
+	MarkOutside(ctx context.Context, sts []launch.Status) error
 	Status(team, name string, kind catalog.Kind) (launch.Status, error)
 	JobList(f launch.JobFilter, page, perPage int) (launch.JobPage, error)
 }
@@ -65,6 +69,9 @@ func (h *handler) jobRecord(c *gin.Context) (*auth.User, store.Launch, error) {
 		return u, store.Launch{}, errNotYourTeam
 	}
 	rec, err := h.Jobs.Record(c.Request.Context(), team, name)
+	if errors.Is(err, store.ErrNotFound) {
+		rec, _, err = h.Jobs.Outside(team, name)
+	}
 	if err != nil {
 		return u, store.Launch{}, err
 	}

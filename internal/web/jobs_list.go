@@ -59,9 +59,13 @@ func (h *handler) jobsList(c *gin.Context) {
 		return
 	default:
 		p.Total, p.Page, p.Pages = jp.Total, jp.Page, jp.Pages
+		if err := h.Jobs.MarkOutside(c.Request.Context(), jp.Statuses); err != nil {
+			h.fail(c, err)
+			return
+		}
 		for _, s := range jp.Statuses {
 			p.Jobs = append(p.Jobs, views.JobRow{Team: s.Team, Name: s.Name, Kind: string(s.Kind), Owner: s.Owner, Template: s.Template,
-				Phase: string(s.Phase), Pool: s.Pool, URL: jobURL(s.Team, s.Name)})
+				Phase: string(s.Phase), Pool: s.Pool, URL: jobURL(s.Team, s.Name), Outside: s.Outside})
 		}
 	}
 	if p.Page > 1 {

@@ -42,6 +42,7 @@ const (
 	whoSignedIn = "any signed-in user"
 	whoMember   = "members of the team in the path, and admins"
 	whoDecider  = "team leads (for their teams) and admins"
+	whoTeamLead = "leads of the team in the path, and admins"
 	whoAdmin    = "admins"
 )
 
@@ -107,6 +108,10 @@ func apiOperations() []apiOperation {
 		{Method: http.MethodGet, Path: "/teams/:team/ledger", Tag: "status", Summary: "The team's finished-run cost ledger.", Who: whoMember,
 			Query:  []apiQueryParam{{"from", "string", "first day, YYYY-MM-DD (default: this month)"}, {"to", "string", "last day, YYYY-MM-DD"}},
 			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
+		{Method: http.MethodGet, Path: "/teams/:team/webhook", Tag: "status", Summary: "The team's chat webhook (job endings posted as JSON) and its latest deliveries.", Who: whoTeamLead,
+			Status: http.StatusOK, Response: apiWebhook{}, Errors: []int{401, 403, 404}},
+		{Method: http.MethodPut, Path: "/teams/:team/webhook", Tag: "status", Summary: "Set the team's chat webhook URL (https; an empty url removes it).", Who: whoTeamLead,
+			Body: apiWebhookRequest{}, Status: http.StatusOK, Response: apiWebhook{}, Errors: []int{400, 401, 403, 404, 422}},
 		{Method: http.MethodGet, Path: "/cluster/status", Tag: "status", Summary: "The cluster page: pools, queues and cost.", Who: whoAdmin,
 			Status: http.StatusOK, Object: true, Errors: []int{401, 403}},
 

@@ -90,8 +90,13 @@ type Deps struct {
 	Proxy *ProxyDeps
 	// Idle serves the idle reclaim's job card, holds, exemptions and the
 	// admins' policies (with Launcher and Jobs); nil leaves them out.
-	Idle  IdleReclaim
-	Ready []ReadinessCheck
+	Idle IdleReclaim
+	// Attempts reads the recorded attempts of jobs (job pages, team
+	// recovery); nil leaves them out. Webhooks serves the team's chat
+	// webhook; nil leaves it out.
+	Attempts AttemptRecords
+	Webhooks TeamWebhooks
+	Ready    []ReadinessCheck
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
 
@@ -224,6 +229,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		signedIn.GET("/team", h.teamHome)
 		signedIn.GET("/teams/:team", h.teamShow)
 		signedIn.GET("/teams/:team/ledger.csv", h.teamLedgerCSV)
+		if d.Webhooks != nil {
+			signedIn.POST("/teams/:team/webhook", h.teamWebhookUpdate)
+		}
 		signedIn.GET("/admin/cluster", h.adminOnly, h.clusterShow)
 		signedIn.POST("/teams/:team/acceptance-rule", h.teamAcceptanceRule)
 		signedIn.GET("/admin/shared-costs", h.adminOnly, h.adminSharedCostsList)
@@ -333,6 +341,10 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.Status != nil {
 		api.GET("/teams/:team/status", h.apiTeamStatus)
 		api.GET("/teams/:team/ledger", h.apiTeamLedger)
+		if d.Webhooks != nil {
+			api.GET("/teams/:team/webhook", h.apiTeamWebhookGet)
+			api.PUT("/teams/:team/webhook", h.apiTeamWebhookPut)
+		}
 		api.GET("/cluster/status", h.apiClusterStatus)
 		api.GET("/teams/:team/cost", h.apiTeamsCost)
 		api.PUT("/teams/:team/acceptance-rule", h.apiTeamsAcceptanceRule)

@@ -80,6 +80,16 @@ func (h *handler) teamShow(c *gin.Context) {
 	}
 	p := teamStatusProps(ts)
 	p.Cost = h.teamCostProps(c, team)
+	r, shown, err := h.teamRecovery(c.Request.Context(), team)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	p.Recovery = teamRecoveryView(r, shown)
+	if p.Webhook, err = h.teamWebhookView(c.Request.Context(), u, team); err != nil {
+		h.fail(c, err)
+		return
+	}
 	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), p))
 }
 
