@@ -2,27 +2,33 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
-	"github.com/goccy/go-yaml"
+	"sigs.k8s.io/yaml"
 )
 
-// teamsFile is the part of deploy/local/teams.yaml the portal reads.
+// teamsFile is the teams.yaml format (deploy/local/teams.yaml); the portal
+// reads its teams, the local stack also the cohort and the quotas.
 type teamsFile struct {
-	Teams []struct {
-		Name         string   `yaml:"name"`
-		DisplayName  string   `yaml:"displayName"`
-		CostCenter   string   `yaml:"costCenter"`
-		MemberGroups []string `yaml:"memberGroups"`
-		LeadGroups   []string `yaml:"leadGroups"`
-	} `yaml:"teams"`
+	Cohort string `json:"cohort"`
+	Teams  []struct {
+		Name         string   `json:"name"`
+		DisplayName  string   `json:"displayName"`
+		CostCenter   string   `json:"costCenter"`
+		MemberGroups []string `json:"memberGroups"`
+		LeadGroups   []string `json:"leadGroups"`
+		// Quotas are the local stack's (internal/devcluster checks them).
+		Quotas map[string]json.RawMessage `json:"quotas"`
+	} `json:"teams"`
 }
 
-// ParseTeams reads teams from the teams.yaml format.
+// ParseTeams reads teams from the teams.yaml format, refusing fields the
+// format does not have (a misspelt key is an error, not a silent default).
 func ParseTeams(data []byte) ([]Team, error) {
 	var f teamsFile
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("parse teams: %w", err)
 	}
 	teams := make([]Team, 0, len(f.Teams))

@@ -199,9 +199,10 @@ func TestParseTeamsInvalid(t *testing.T) {
 		yaml    string
 		wantErr string
 	}{
-		"no name":   {yaml: "teams:\n  - displayName: X\n", wantErr: "has no name"},
-		"duplicate": {yaml: "teams:\n  - name: a\n  - name: a\n", wantErr: "listed twice"},
-		"not yaml":  {yaml: "teams: [", wantErr: "parse teams"},
+		"no name":        {yaml: "teams:\n  - displayName: X\n", wantErr: "has no name"},
+		"duplicate":      {yaml: "teams:\n  - name: a\n  - name: a\n", wantErr: "listed twice"},
+		"not yaml":       {yaml: "teams: [", wantErr: "parse teams"},
+		"misspelt field": {yaml: "teams:\n  - name: a\n    memberGroup: [a-researchers]\n", wantErr: `unknown field "memberGroup"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
