@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/store"
 )
 
 // scrapeInterval is how often Prometheus scrapes the DCGM exporters: a
@@ -131,33 +133,85 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job strin
 	})
 }
 
-// sharedWeeks answers the cluster page's weekly chart from one accounting
-// query per ledger change (store.LedgerVersion, one row read per view) and
-// minute (the current week grows); the rest of the service is passed on.
-type sharedWeeks struct {
+// teamAccountingTTL bounds how stale a team's cost per accepted unit may
+// be on a replica that did not make the change (a verdict, a rule, a shared
+// cost, a comparison entered on another replica); on the replica that made
+// it, and after any ledger change, the next view reads it afresh.
+const teamAccountingTTL = 5 * time.Second
+
+// sharedAccounting answers the cluster page's weekly chart and the team
+// page's cost section once per ledger version (store.LedgerVersion, one
+// row read per view), change made through it, and minute (the current week
+// grows) or teamAccountingTTL, however many people look; the rest of the
+// service is passed on.
+type sharedAccounting struct {
 	AccountingService
 	ledgerVersion func(context.Context) (int64, error)
-	weeks         sharedFigures[[]cost.TeamWeeks]
+	// changes counts the writes made through this replica's service.
+	changes atomic.Int64
+	weeks   sharedFigures[[]cost.TeamWeeks]
+	teams   sharedFigures[cost.TeamAccounting]
 }
 
-func newSharedWeeks(next AccountingService, ledgerVersion func(context.Context) (int64, error)) *sharedWeeks {
-	return &sharedWeeks{AccountingService: next, ledgerVersion: ledgerVersion}
+func newSharedAccounting(next AccountingService, ledgerVersion func(context.Context) (int64, error)) *sharedAccounting {
+	return &sharedAccounting{AccountingService: next, ledgerVersion: ledgerVersion}
+}
+
+// state names what the figures derive from: the ledger and this replica's changes.
+func (a *sharedAccounting) state(ctx context.Context) (string, error) {
+	version, err := a.ledgerVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d|%d", version, a.changes.Load()), nil
 }
 
 // Weeks is shared by every caller; they must not change what it returns.
-func (a *sharedWeeks) Weeks(ctx context.Context, weeks int) ([]cost.TeamWeeks, error) {
-	version, err := a.ledgerVersion(ctx)
+func (a *sharedAccounting) Weeks(ctx context.Context, weeks int) ([]cost.TeamWeeks, error) {
+	state, err := a.state(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%d|%d|%s", weeks, version, time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339))
+	key := fmt.Sprintf("%d|%s|%s", weeks, state, time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339))
 	return a.weeks.get(ctx, key, time.Minute, func(ctx context.Context) ([]cost.TeamWeeks, error) {
 		return a.AccountingService.Weeks(ctx, weeks)
 	})
 }
 
-// withSharedFigures returns status deps whose Prometheus metrics and weekly
-// accounting are shared between page views; d itself is left as it is.
+// Team is shared by every caller; they must not change what it returns.
+func (a *sharedAccounting) Team(ctx context.Context, team string, month time.Time, trend int) (cost.TeamAccounting, error) {
+	state, err := a.state(ctx)
+	if err != nil {
+		return cost.TeamAccounting{}, err
+	}
+	key := fmt.Sprintf("%s|%s|%d|%s", team, month.UTC().Format("2006-01"), trend, state)
+	return a.teams.get(ctx, key, teamAccountingTTL, func(ctx context.Context) (cost.TeamAccounting, error) {
+		return a.AccountingService.Team(ctx, team, month, trend)
+	})
+}
+
+func (a *sharedAccounting) Decide(ctx context.Context, by cost.Actor, team, namespace, job, verdict, note string) (store.RunVerdict, error) {
+	defer a.changes.Add(1)
+	return a.AccountingService.Decide(ctx, by, team, namespace, job, verdict, note)
+}
+
+func (a *sharedAccounting) SetRule(ctx context.Context, by cost.Actor, team string, on bool) (cost.RuleState, error) {
+	defer a.changes.Add(1)
+	return a.AccountingService.SetRule(ctx, by, team, on)
+}
+
+func (a *sharedAccounting) SetSharedCost(ctx context.Context, by cost.Actor, in cost.SharedCostInput) (store.PoolSharedCost, error) {
+	defer a.changes.Add(1)
+	return a.AccountingService.SetSharedCost(ctx, by, in)
+}
+
+func (a *sharedAccounting) SetComparison(ctx context.Context, by cost.Actor, in cost.ComparisonInput) (store.CostComparison, error) {
+	defer a.changes.Add(1)
+	return a.AccountingService.SetComparison(ctx, by, in)
+}
+
+// withSharedFigures returns status deps whose Prometheus metrics, weekly
+// chart and team cost sections are shared between page views; d itself is left as it is.
 func withSharedFigures(d *StatusDeps) *StatusDeps {
 	if d == nil {
 		return nil
@@ -167,7 +221,7 @@ func withSharedFigures(d *StatusDeps) *StatusDeps {
 		out.GPU = newSharedGPUMetrics(out.GPU)
 	}
 	if out.Accounting != nil && out.Costs != nil {
-		out.Accounting = newSharedWeeks(out.Accounting, out.Costs.LedgerVersion)
+		out.Accounting = newSharedAccounting(out.Accounting, out.Costs.LedgerVersion)
 	}
 	return &out
 }

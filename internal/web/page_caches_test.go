@@ -49,10 +49,20 @@ func (p *countingPrometheus) MeasuredUse(_ context.Context, _, _ string, start, 
 	return gpu.Measured{Measured: end.Sub(start), Useful: end.Sub(start) / 2}, nil
 }
 
-// countingAccounting counts the weekly accounting queries.
+// countingAccounting counts the weekly and team accounting queries.
 type countingAccounting struct {
 	AccountingService
-	weeks atomic.Int64
+	weeks, teams atomic.Int64
+}
+
+func (a *countingAccounting) Team(context.Context, string, time.Time, int) (cost.TeamAccounting, error) {
+	a.teams.Add(1)
+	time.Sleep(fakeQueryTime)
+	return cost.TeamAccounting{EndpointsCounted: true}, nil
+}
+
+func (a *countingAccounting) Decide(_ context.Context, _ cost.Actor, team, namespace, job, verdict, _ string) (store.RunVerdict, error) {
+	return store.RunVerdict{Team: team, Namespace: namespace, JobName: job, Verdict: verdict}, nil
 }
 
 func (a *countingAccounting) Weeks(context.Context, int) ([]cost.TeamWeeks, error) {
@@ -148,4 +158,23 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	assert.LessOrEqual(t, prom.usage.Load(), int64(2), "GPU usage queries for 100 views of a running job's page")
 	assert.LessOrEqual(t, prom.measured.Load(), int64(2), "measured-use queries for 100 views of a running job's page")
 	t.Logf("100 job page views by 50 users: %d usage and %d measured-use Prometheus queries", prom.usage.Load(), prom.measured.Load())
+
+	teamView := func(int) error {
+		ta, err := h.Status.Accounting.Team(context.Background(), team, time.Now(), cost.TrendMonths)
+		if err != nil {
+			return err
+		}
+		if !ta.EndpointsCounted {
+			return fmt.Errorf("team page shows %+v, not the service's answer", ta)
+		}
+		return nil
+	}
+	viewsBy(t, 50, 100, teamView)
+	assert.LessOrEqual(t, acc.teams.Load(), int64(2), "team accounting queries for 100 views of a team page")
+	t.Logf("100 team page views by 50 users: %d team accounting queries", acc.teams.Load())
+	before = acc.teams.Load()
+	_, err := h.Status.Accounting.Decide(context.Background(), cost.Actor{Username: "alice"}, team, rec.Namespace, rec.Name, store.VerdictAccepted, "")
+	require.NoError(t, err)
+	require.NoError(t, teamView(0))
+	assert.Equal(t, before+1, acc.teams.Load(), "a verdict is counted on the next view")
 }
