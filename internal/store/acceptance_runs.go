@@ -105,7 +105,7 @@ type AcceptanceRun struct {
 	JobName       string
 	State         json.RawMessage `gorm:"type:jsonb"`
 	Steps         json.RawMessage `gorm:"type:jsonb"`
-	CostUSD       *money.USD `gorm:"column:cost_usd"`
+	CostUSD       *money.USD      `gorm:"column:cost_usd"`
 	CreatedAt     time.Time
 	FinishedAt    *time.Time
 }
