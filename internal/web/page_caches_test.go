@@ -178,3 +178,39 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	require.NoError(t, teamView(0))
 	assert.Equal(t, before+1, acc.teams.Load(), "a verdict is counted on the next view")
 }
+
+// BenchmarkClusterPageQueries serves the cluster page's figures to 50 users
+// at once over the production-like caches, with Prometheus and the weekly
+// accounting query each taking 20 ms, as they are sent (shared=false) and
+// as the portal shares them (shared=true); queries/view is what reaches
+// Prometheus and Postgres per page view.
+func BenchmarkClusterPageQueries(b *testing.B) {
+	lc := newLoadCluster()
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("shared=%t", shared), func(b *testing.B) {
+			prom, acc := &countingPrometheus{}, &countingAccounting{}
+			status := &StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
+				Costs: lc.benchCluster, Pools: lc, GPU: prom, Accounting: acc}
+			if shared {
+				status = withSharedFigures(status)
+			}
+			h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Status: status}, ledgerFigures: newLedgerFiguresCache()}
+			view := func() error {
+				c, _ := gin.CreateTestContext(httptest.NewRecorder())
+				c.Request = httptest.NewRequest("GET", "/cluster", nil)
+				if _, err := h.clusterStatusOf(c.Request.Context()); err != nil {
+					return err
+				}
+				h.clusterWeeklyCharts(c)
+				return nil
+			}
+			// Warm: the ledger's figures are kept in both cases; p99 is then
+			// the steady state, not the first view's.
+			require.NoError(b, view())
+			prom.nodes.Store(0)
+			acc.weeks.Store(0)
+			runUsers(b, view)
+			b.ReportMetric(float64(prom.nodes.Load()+acc.weeks.Load())/float64(b.N), "queries/view")
+		})
+	}
+}
