@@ -35,16 +35,16 @@ var benchTeams = []string{"vision", "nlp", "speech"}
 // renderedMeta is a launched object's metadata as the API server returns
 // it: Gantry's labels, the launch's parameters, and the managed fields.
 func renderedMeta(team, name string, i int, created time.Time) metav1.ObjectMeta {
-	labels := map[string]string{naming.LabelManagedBy: "gantry", naming.LabelInstance: name}
-	for _, k := range []string{"gantry.dev/template", "gantry.dev/template-version", "gantry.dev/kind", "gantry.dev/pool",
-		"gantry.dev/cost-center", "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class", "app.kubernetes.io/name",
-		"app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/version"} {
-		labels[k] = "value-" + team
+	labels := map[string]string{naming.LabelManagedBy: naming.ManagedBy, naming.LabelInstance: name}
+	for _, k := range naming.SharedLabels() {
+		if _, ok := labels[k]; !ok {
+			labels[k] = "value-" + team
+		}
 	}
 	labels[naming.LabelTeam], labels[naming.LabelOwner] = team, fmt.Sprintf("user-%02d", i%50)
-	return metav1.ObjectMeta{Namespace: "team-" + team, Name: name, UID: types.UID(fmt.Sprintf("uid-%d", i)),
+	return metav1.ObjectMeta{Namespace: naming.Namespace(team), Name: name, UID: types.UID(fmt.Sprintf("uid-%d", i)),
 		CreationTimestamp: metav1.NewTime(created), Labels: labels,
-		Annotations: map[string]string{"gantry.dev/parameters": `{"image":"nvcr.io/nvidia/pytorch:24.01-py3","gpus":8,"memory":"64Gi","cpu":"16","command":"torchrun --nproc-per-node 8 train.py --config configs/large.yaml"}`},
+		Annotations: map[string]string{naming.AnnotationParameters: `{"image":"nvcr.io/nvidia/pytorch:24.01-py3","gpus":8,"memory":"64Gi","cpu":"16","command":"torchrun --nproc-per-node 8 train.py --config configs/large.yaml"}`},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "gantry", Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{` + strings.Repeat(`"f:gantry.dev/x":{},`, 40) + `"f:y":{}}},"f:spec":{"f:template":{"f:spec":{"f:containers":{}}}}}`)}}}
 }
@@ -55,7 +55,7 @@ func renderedPodSpec(pool string) corev1.PodSpec {
 	for i := range 12 {
 		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("NCCL_SETTING_%d", i), Value: "some-value-of-a-setting"})
 	}
-	return corev1.PodSpec{NodeSelector: map[string]string{"gantry.dev/pool": pool}, RestartPolicy: corev1.RestartPolicyNever,
+	return corev1.PodSpec{NodeSelector: map[string]string{naming.LabelPool: pool}, RestartPolicy: corev1.RestartPolicyNever,
 		Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 		Volumes:     []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}, {Name: "data"}},
 		Containers: []corev1.Container{{Name: "main", Image: "nvcr.io/nvidia/pytorch:24.01-py3",
@@ -80,13 +80,13 @@ func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: renderedMeta(team, name, i, created), Spec: renderedPodSpec("h100")}}}
 		kobjs = append(kobjs, job)
 		wl := &kueue.Workload{ObjectMeta: renderedMeta(team, "job-"+name, i, created),
-			Spec: kueue.WorkloadSpec{QueueName: "default", PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: job.Spec.Template}}}}
+			Spec: kueue.WorkloadSpec{QueueName: naming.LocalQueue, PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: job.Spec.Template}}}}
 		wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: job.UID, Controller: new(true)}}
 		if i >= benchJobs-benchRunning {
 			at := metav1.NewTime(created.Add(time.Minute))
 			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, LastTransitionTime: at},
 				{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: at}}
-			wl.Status.Admission = &kueue.Admission{ClusterQueue: kueue.ClusterQueueReference("team-" + team), PodSetAssignments: []kueue.PodSetAssignment{{Name: "main",
+			wl.Status.Admission = &kueue.Admission{ClusterQueue: kueue.ClusterQueueReference(naming.Namespace(team)), PodSetAssignments: []kueue.PodSetAssignment{{Name: "main",
 				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}, ResourceUsage: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}
 			pod := &corev1.Pod{ObjectMeta: renderedMeta(team, name+"-abcde", i, created), Spec: renderedPodSpec("h100"),
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &at}}
@@ -97,7 +97,7 @@ func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 		qobjs = append(qobjs, wl)
 	}
 	for i := range benchNodes {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-%04d", i), Labels: map[string]string{"gantry.dev/pool": "h100"}},
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-%04d", i), Labels: map[string]string{naming.LabelPool: "h100"}},
 			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}
 		for j := range 20 {
 			n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: []string{fmt.Sprintf("registry.example/image-%d@sha256:%064d", j, j)}, SizeBytes: 1 << 30})
