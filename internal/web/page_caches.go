@@ -139,8 +139,8 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job strin
 // it, and after any ledger change, the next view reads it afresh.
 const teamAccountingTTL = 5 * time.Second
 
-// sharedAccounting answers the cluster page's weekly chart and the team
-// page's cost section once per ledger version (store.LedgerVersion, one
+// sharedAccounting answers the cluster page's weekly chart, the team
+// page's cost section and the job page's result once per ledger version (store.LedgerVersion, one
 // row read per view), change made through it, and minute (the current week
 // grows) or teamAccountingTTL, however many people look; the rest of the
 // service is passed on.
@@ -151,6 +151,7 @@ type sharedAccounting struct {
 	changes atomic.Int64
 	weeks   sharedFigures[[]cost.TeamWeeks]
 	teams   sharedFigures[cost.TeamAccounting]
+	results sharedFigures[cost.JobResult]
 }
 
 func newSharedAccounting(next AccountingService, ledgerVersion func(context.Context) (int64, error)) *sharedAccounting {
@@ -187,6 +188,18 @@ func (a *sharedAccounting) Team(ctx context.Context, team string, month time.Tim
 	key := fmt.Sprintf("%s|%s|%d|%s", team, month.UTC().Format("2006-01"), trend, state)
 	return a.teams.get(ctx, key, teamAccountingTTL, func(ctx context.Context) (cost.TeamAccounting, error) {
 		return a.AccountingService.Team(ctx, team, month, trend)
+	})
+}
+
+// JobResult is shared by every caller; they must not change what it returns.
+func (a *sharedAccounting) JobResult(ctx context.Context, team, namespace, job, kind string) (cost.JobResult, error) {
+	state, err := a.state(ctx)
+	if err != nil {
+		return cost.JobResult{}, err
+	}
+	key := fmt.Sprintf("%s|%s/%s|%s|%s", team, namespace, job, kind, state)
+	return a.results.get(ctx, key, teamAccountingTTL, func(ctx context.Context) (cost.JobResult, error) {
+		return a.AccountingService.JobResult(ctx, team, namespace, job, kind)
 	})
 }
 

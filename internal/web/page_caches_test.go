@@ -52,7 +52,13 @@ func (p *countingPrometheus) MeasuredUse(_ context.Context, _, _ string, start, 
 // countingAccounting counts the weekly and team accounting queries.
 type countingAccounting struct {
 	AccountingService
-	weeks, teams atomic.Int64
+	weeks, teams, results atomic.Int64
+}
+
+func (a *countingAccounting) JobResult(context.Context, string, string, string, string) (cost.JobResult, error) {
+	a.results.Add(1)
+	time.Sleep(fakeQueryTime)
+	return cost.JobResult{ByRule: true}, nil
 }
 
 func (a *countingAccounting) Team(context.Context, string, time.Time, int) (cost.TeamAccounting, error) {
@@ -169,6 +175,19 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 		}
 		return nil
 	}
+	resultView := func(int) error {
+		res, err := h.Status.Accounting.JobResult(context.Background(), team, rec.Namespace, rec.Name, rec.Kind)
+		if err != nil {
+			return err
+		}
+		if !res.ByRule {
+			return fmt.Errorf("job page shows result %+v, not the service's answer", res)
+		}
+		return nil
+	}
+	viewsBy(t, 50, 100, resultView)
+	assert.LessOrEqual(t, acc.results.Load(), int64(2), "result queries for 100 views of a job page")
+
 	viewsBy(t, 50, 100, teamView)
 	assert.LessOrEqual(t, acc.teams.Load(), int64(2), "team accounting queries for 100 views of a team page")
 	t.Logf("100 team page views by 50 users: %d team accounting queries", acc.teams.Load())
@@ -177,6 +196,9 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, teamView(0))
 	assert.Equal(t, before+1, acc.teams.Load(), "a verdict is counted on the next view")
+	results := acc.results.Load()
+	require.NoError(t, resultView(0))
+	assert.Equal(t, results+1, acc.results.Load(), "a verdict shows on the job page's next view")
 }
 
 // BenchmarkClusterPageQueries serves the cluster page's figures to 50 users
