@@ -68,7 +68,7 @@ func newLoadCluster() *loadCluster {
 	monthStart := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	for i := range loadJobs {
 		team := loadTeams[i%len(loadTeams)]
-		ns := "team-" + team
+		ns := naming.Namespace(team)
 		name := fmt.Sprintf("train-%05d", i)
 		created := metav1.NewTime(now.Add(-time.Duration(loadJobs-i) * time.Minute))
 		lbl := map[string]string{naming.LabelTeam: team, naming.LabelOwner: fmt.Sprintf("user-%02d", i%50), naming.LabelPool: loadPool}
@@ -77,7 +77,7 @@ func newLoadCluster() *loadCluster {
 		ref, _ := kube.JobRefOf(job)
 		c.index.Add(ref)
 		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-" + name, Namespace: ns, UID: types.UID(fmt.Sprint(i)), CreationTimestamp: created,
-			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: name}}}, Spec: kueue.WorkloadSpec{QueueName: "default"}}
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: name}}}, Spec: kueue.WorkloadSpec{QueueName: naming.LocalQueue}}
 		if i >= loadJobs-loadRunning {
 			at := metav1.NewTime(created.Add(time.Minute))
 			wl.Status.Conditions = []metav1.Condition{
@@ -99,12 +99,12 @@ func newLoadCluster() *loadCluster {
 	for i := range loadLedger {
 		team := loadTeams[i%len(loadTeams)]
 		ended := monthStart.Add(time.Duration(i) * now.Sub(monthStart) / loadLedger)
-		c.ledger = append(c.ledger, store.LedgerRow{Team: team, Namespace: "team-" + team, JobName: fmt.Sprintf("ended-%05d", i%3000),
+		c.ledger = append(c.ledger, store.LedgerRow{Team: team, Namespace: naming.Namespace(team), JobName: fmt.Sprintf("ended-%05d", i%3000),
 			Flavor: loadPool, Resource: "nvidia.com/gpu", GPUs: 8, Outcome: "succeeded", AdmittedAt: ended.Add(-time.Hour), EndedAt: ended,
 			WaitSeconds: float64(i % 600), AllocatedGPUHours: 8, USDPerHour: 4 * money.Dollar, CostUSD: 32 * money.Dollar})
 	}
 	for _, team := range loadTeams {
-		c.queues = append(c.queues, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "team-" + team, Labels: map[string]string{naming.LabelTeam: team}},
+		c.queues = append(c.queues, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: naming.ClusterQueue(team), Labels: map[string]string{naming.LabelTeam: team}},
 			Spec: kueue.ClusterQueueSpec{CohortName: "gantry", ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
 				Flavors: []kueue.FlavorQuotas{{Name: loadPool, Resources: []kueue.ResourceQuota{{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("2700")}}}}}}}})
 	}
@@ -200,7 +200,7 @@ func BenchmarkPages(b *testing.B) {
 		"job": func() error {
 			i := int(n.Add(7919)) % loadJobs
 			team := loadTeams[i%len(loadTeams)]
-			rec := store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: "team-" + team, Kind: string(catalog.KindTraining)}
+			rec := store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
 			if _, err := h.Jobs.Status(rec.Team, rec.Name, catalog.KindTraining); err != nil {
 				return err
 			}
