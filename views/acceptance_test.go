@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAcceptanceStepsRefreshOnlyWhileRunning(t *testing.T) {
@@ -24,4 +25,16 @@ func TestAcceptanceStepsRefreshOnlyWhileRunning(t *testing.T) {
 	_, ok = done.Find(`#acceptance-steps`).Attr("data-refresh-url")
 	assert.False(t, ok, "a finished run's steps stop refreshing")
 	assert.Equal(t, "Cost of the run: $0.09", done.Find(`[data-testid="run-cost"]`).Text())
+}
+
+func TestTeamPageLinksLeadsToTheirPoolsAcceptancePages(t *testing.T) {
+	doc := render(t, TeamStatusPage(Nav{}, TeamStatusProps{Team: "vision", AcceptancePools: []string{"h100-sxm-ib-training"}}))
+	link := doc.Find(`[data-testid="team-acceptance-pools"] a`)
+	require.Equal(t, 1, link.Length())
+	href, _ := link.Attr("href")
+	assert.Equal(t, "/pools/h100-sxm-ib-training/acceptance", href)
+	assert.Equal(t, "h100-sxm-ib-training", link.Text())
+
+	doc = render(t, TeamStatusPage(Nav{}, TeamStatusProps{Team: "vision"}))
+	assert.Zero(t, doc.Find(`[data-testid="team-acceptance-pools"]`).Length(), "members who cannot start a run see no section")
 }

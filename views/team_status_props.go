@@ -28,6 +28,9 @@ type TeamStatusProps struct {
 	Recovery TeamRecoveryView
 	// Webhook is the team's chat webhook.
 	Webhook TeamWebhookView
+	// AcceptancePools are the pools whose acceptance runs the viewer may
+	// start for this team (its leads and admins).
+	AcceptancePools []string
 }
 
 // QuotaUseRow is one flavor's quota of a queue.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -97,4 +98,23 @@ func (h *handler) acceptanceRoutes(signedIn, api *gin.RouterGroup) {
 	api.GET("/acceptance-runs", h.apiAcceptanceRunsList)
 	api.GET("/acceptance-runs/:id", h.apiAcceptanceRunsGet)
 	api.GET("/acceptance-runs/:id/markdown", h.apiAcceptanceRunsMarkdown)
+}
+
+// teamAcceptancePools are the pools whose acceptance definition belongs to
+// team, for a viewer who may start their runs (the team's leads, admins).
+func (h *handler) teamAcceptancePools(ctx context.Context, u *auth.User, team string) ([]string, error) {
+	if h.Acceptance == nil || !leads(u, team) {
+		return nil, nil
+	}
+	defs, err := h.Acceptance.Definitions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("team %s: acceptance definitions: %w", team, err)
+	}
+	var pools []string
+	for _, d := range defs {
+		if d.Team == team {
+			pools = append(pools, d.Pool)
+		}
+	}
+	return pools, nil
 }

@@ -90,6 +90,10 @@ func (h *handler) teamShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if p.AcceptancePools, err = h.teamAcceptancePools(c.Request.Context(), u, team); err != nil {
+		h.fail(c, err)
+		return
+	}
 	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), p))
 }
 
