@@ -31,6 +31,10 @@ type JobRef struct {
 	Owner string
 	// Created is the creation time in Unix nanoseconds.
 	Created int64
+	// Outside marks a workload Gantry did not launch, known by its Kueue
+	// Workloads only: Kind and Name are then those of their first owner
+	// (a Pod made with kubectl, say).
+	Outside bool
 }
 
 // JobQuery asks the job index for one page of a filtered list.

@@ -82,6 +82,22 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 		}
 		c.indexed = append(c.indexed, reg)
 	}
+	outside := &outsideWorkloads{index: c.index, workloads: c.workloads.GetIndexer(), listed: map[string]JobRef{}, gantrys: map[string]bool{},
+		owners: map[string]cache.Indexer{KindJob: c.jobs.GetIndexer(), KindStatefulSet: c.statefulSets.GetIndexer(),
+			KindDeployment: c.deployments.GetIndexer(), "Pod": c.pods.GetIndexer()}}
+	for kind, inf := range map[string]cache.SharedIndexInformer{KindJob: c.jobs, KindStatefulSet: c.statefulSets,
+		KindDeployment: c.deployments, "Pod": c.pods} {
+		reg, err := inf.AddEventHandler(outside.ownerHandler(kind))
+		if err != nil {
+			return nil, fmt.Errorf("follow %s owners for the job list: %w", kind, err)
+		}
+		c.indexed = append(c.indexed, reg)
+	}
+	reg, err := c.workloads.AddEventHandler(outside.workloadHandler())
+	if err != nil {
+		return nil, fmt.Errorf("list workloads created outside Gantry: %w", err)
+	}
+	c.indexed = append(c.indexed, reg)
 	return c, nil
 }
 

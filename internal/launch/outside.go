@@ -113,6 +113,25 @@ func outsideStatus(team string, o *outsideObject) Status {
 	return st
 }
 
+// outsideStatusOf is the status of a job-index entry for a workload made
+// outside Gantry, from the Workloads its owner has; false when they are gone.
+func outsideStatusOf(r JobReader, team string, ref kube.JobRef) (Status, bool) {
+	wls, err := r.WorkloadsOwnedBy(ref.Namespace, ref.Kind, ref.Name)
+	if err != nil {
+		return Status{}, false
+	}
+	o := &outsideObject{ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace}, ownerKind: ref.Kind}
+	for _, wl := range wls {
+		if kind, name, ok := ownerOf(wl); ok && kind == ref.Kind && name == ref.Name && wl.DeletionTimestamp == nil {
+			o.workloads = append(o.workloads, wl)
+		}
+	}
+	if len(o.workloads) == 0 {
+		return Status{}, false // deleted between list and get
+	}
+	return outsideStatus(team, o), true
+}
+
 // Outside finds a workload created in the team's namespace without the
 // portal: its status, and a stand-in launch record (ID 0, no template)
 // for the job page. It returns store.ErrNotFound when there is none.

@@ -111,6 +111,12 @@ func (r Reader) JobList(f JobFilter, page, perPage int) (JobPage, error) {
 		}
 	}
 	for _, ref := range refs {
+		if ref.Outside {
+			if st, ok := outsideStatusOf(r.Jobs, teamOf[ref.Namespace], ref); ok {
+				p.Statuses = append(p.Statuses, st)
+			}
+			continue
+		}
 		kind := catalogKind(ref.Kind)
 		st, err := StatusOf(r.Jobs, ref.Namespace, ref.Name, kind)
 		if err != nil {
