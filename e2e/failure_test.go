@@ -49,7 +49,7 @@ func TestResearcherReadsWhyAJobFailedAndRelaunchesWithTheFix(t *testing.T) {
 
 	// The page, refreshing itself, says why in one sentence and what to do.
 	waitForPhase(t, b, "failed")
-	assert.Equal(t, "Container "+pods.Items[0].Spec.Containers[0].Name+" of pod "+pods.Items[0].Name+" ran out of memory: it reached its 16Gi limit and was killed.",
+	assert.Equal(t, "Container "+pods.Items[0].Spec.Containers[0].Name+" of pod "+pods.Items[0].Name+" ran out of memory: it reached its 16Gi limit (peak unknown) and was killed.",
 		b.TestIDText("cause-words"))
 	assert.Equal(t, "Relaunch it with more memory (32Gi), or use a smaller batch.", b.TestIDText("cause-next"))
 	assert.Equal(t, "with memory 16Gi → 32Gi", b.TestIDText("cause-fix"))

@@ -78,6 +78,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 			return nil, err
 		}
 		deps.GPU = m
+		deps.Reader.Memory = m.ContainerMemoryPeak
 		ledger.Utilization = m
 	}
 	if err := jobs.OnWorkloadChange(func(old, new *kueue.Workload) {

@@ -191,7 +191,7 @@ func PodMoments(ctx context.Context, job string, p *corev1.Pod) []store.JobMomen
 			m := base
 			m.Kind, m.MomentKey, m.At, m.Ending = store.MomentEnded, "pod-end/"+uid+"/"+cs.Name+"/"+n, t.FinishedAt.Time, string(EndingPodFailed)
 			c := failureCause(ctx, StatusInput{Pods: []*corev1.Pod{p}}, &Failure{Pod: p.Name, Container: cs.Name, ExitCode: t.ExitCode,
-				Reason: t.Reason, Message: t.Message, OOMKilled: t.Reason == "OOMKilled"})
+				Reason: t.Reason, Message: t.Message, OOMKilled: t.Reason == "OOMKilled"}, nil)
 			m.Cause, m.Words = string(c.Kind), c.Words
 			out = append(out, m)
 			if r := cs.State.Running; r != nil {
@@ -224,7 +224,7 @@ func podEnded(ctx context.Context, base store.JobMoment, p *corev1.Pod) (store.J
 		m.Words = fmt.Sprintf("Pod %s failed: %s", p.Name, p.Status.Message)
 		return m, true
 	}
-	c := failureCause(ctx, StatusInput{Pods: []*corev1.Pod{p}}, f)
+	c := failureCause(ctx, StatusInput{Pods: []*corev1.Pod{p}}, f, nil)
 	m.Cause, m.Words = string(c.Kind), c.Words
 	m.At = finishedAt(p, f.Container)
 	return m, true

@@ -64,6 +64,13 @@ type Fix struct {
 // user); a nil LastLogLines leaves a failure without log lines.
 type LastLogLines func(ctx context.Context, namespace, pod, container string, n int) ([]string, error)
 
+// PeakMemory reads the most memory a container used (its working set, in
+// bytes) between start and end; ok is false when there are no samples. It
+// is the seam for internal/gpu's Prometheus query of cAdvisor's
+// container_memory_working_set_bytes; a nil PeakMemory leaves the peak
+// unknown.
+type PeakMemory func(ctx context.Context, namespace, pod, container string, start, end time.Time) (bytes int64, ok bool, err error)
+
 // LogTailLines is how many log lines a failure shows.
 const LogTailLines = 20
 
@@ -82,7 +89,7 @@ func (r StatusReader) causeOf(ctx context.Context, in StatusInput, st *JobStatus
 		return c
 	}
 	if f := st.Failure; f != nil && (st.Phase == PhaseFailed || in.Job == nil) {
-		return failureCause(ctx, in, f)
+		return failureCause(ctx, in, f, r.Memory)
 	}
 	if st.Phase == PhaseFailed {
 		return &Cause{Kind: CauseExitCode, Words: "It failed: " + strings.TrimSuffix(st.Message, ".") + ".",
@@ -220,7 +227,7 @@ func nodeCause(pods []*corev1.Pod) *Cause {
 	return nil
 }
 
-func failureCause(ctx context.Context, in StatusInput, f *Failure) *Cause {
+func failureCause(ctx context.Context, in StatusInput, f *Failure, memory PeakMemory) *Cause {
 	c := &Cause{Pod: f.Pod, Container: f.Container}
 	for _, p := range in.Pods {
 		if p.Name == f.Pod {
@@ -237,7 +244,11 @@ func failureCause(ctx context.Context, in StatusInput, f *Failure) *Cause {
 		}
 		more := limit.DeepCopy()
 		more.Add(limit)
-		c.Words = fmt.Sprintf("Container %s of pod %s ran out of memory: it reached its %s limit and was killed.", f.Container, f.Pod, limit.String())
+		peak := "peak unknown"
+		if b, ok := peakMemory(ctx, in, f, memory); ok {
+			peak = "peak " + memoryWords(b)
+		}
+		c.Words = fmt.Sprintf("Container %s of pod %s ran out of memory: it reached its %s limit (%s) and was killed.", f.Container, f.Pod, limit.String(), peak)
 		c.Next = fmt.Sprintf("Relaunch it with more memory (%s), or use a smaller batch.", more.String())
 		c.Fix = &Fix{Field: catalog.FieldMemory, Value: more.String(), Words: fmt.Sprintf("memory %s → %s", limit.String(), more.String())}
 		return c
@@ -261,6 +272,57 @@ func failureCause(ctx context.Context, in StatusInput, f *Failure) *Cause {
 		}
 	}
 	return c
+}
+
+// peakMemory is the most memory the failed container used over its run
+// (from its start to its kill); false when unknown.
+func peakMemory(ctx context.Context, in StatusInput, f *Failure, memory PeakMemory) (int64, bool) {
+	if memory == nil {
+		return 0, false
+	}
+	var ns string
+	var start, end time.Time
+	for _, p := range in.Pods {
+		if p.Name != f.Pod {
+			continue
+		}
+		ns = p.Namespace
+		if p.Status.StartTime != nil {
+			start = p.Status.StartTime.Time
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil {
+				t = cs.LastTerminationState.Terminated
+			}
+			if cs.Name == f.Container && t != nil {
+				if !t.StartedAt.IsZero() {
+					start = t.StartedAt.Time
+				}
+				end = t.FinishedAt.Time
+			}
+		}
+	}
+	if end.IsZero() {
+		end = in.Now
+	}
+	if start.IsZero() || end.IsZero() || !end.After(start) {
+		return 0, false
+	}
+	b, ok, err := memory(ctx, ns, f.Pod, f.Container, start, end)
+	if err != nil || !ok {
+		return 0, false
+	}
+	return b, true
+}
+
+// memoryWords writes bytes as a person reads a memory figure: 15.9Gi, 812Mi.
+func memoryWords(b int64) string {
+	const mi, gi = 1 << 20, 1 << 30
+	if b >= gi {
+		return strings.TrimSuffix(strconv.FormatFloat(float64(b)/gi, 'f', 1, 64), ".0") + "Gi"
+	}
+	return strconv.FormatInt((b+mi/2)/mi, 10) + "Mi"
 }
 
 func memoryLimit(pods []*corev1.Pod, pod, container string) resource.Quantity {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -87,11 +89,11 @@ func TestCauseOfEachEnding(t *testing.T) {
 		phase Phase
 		want  *Cause
 	}{
-		"out of memory: the limit, and double it on relaunch": {
+		"out of memory: the limit, the peak unknown without memory samples, and double it on relaunch": {
 			in:    StatusInput{Pods: []*corev1.Pod{terminated(podOf("train-0", "h100-node-1", "16Gi"), 137, "OOMKilled")}, Job: failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit", nil)},
 			phase: PhaseFailed,
 			want: &Cause{Kind: CauseOutOfMemory, Pod: "train-0", Container: "main", Node: "h100-node-1",
-				Words: "Container main of pod train-0 ran out of memory: it reached its 16Gi limit and was killed.",
+				Words: "Container main of pod train-0 ran out of memory: it reached its 16Gi limit (peak unknown) and was killed.",
 				Next:  "Relaunch it with more memory (32Gi), or use a smaller batch.",
 				Fix:   &Fix{Field: "memory", Value: "32Gi", Words: "memory 16Gi → 32Gi"}},
 		},
@@ -168,3 +170,40 @@ func TestDeletedCauseNamesWho(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// An out-of-memory cause says the limit and the peak the container reached
+// over its run, as Prometheus measured it; without samples, that the peak
+// is unknown.
+func TestOutOfMemoryCauseSaysThePeak(t *testing.T) {
+	started := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	killed := started.Add(42 * time.Minute)
+	pod := terminated(podOf("train-0", "h100-node-1", "16Gi"), 137, "OOMKilled")
+	pod.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(started)
+	pod.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(killed)
+	in := StatusInput{Pods: []*corev1.Pod{pod}, Job: failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit", nil), Now: killed.Add(time.Hour)}
+	cases := map[string]struct {
+		bytes int64
+		ok    bool
+		want  string
+	}{
+		"peak measured": {bytes: 17072495001, ok: true, want: "Container main of pod train-0 ran out of memory: it reached its 16Gi limit (peak 15.9Gi) and was killed."},
+		"peak in MiB":   {bytes: 812 << 20, ok: true, want: "Container main of pod train-0 ran out of memory: it reached its 16Gi limit (peak 812Mi) and was killed."},
+		"no samples":    {want: "Container main of pod train-0 ran out of memory: it reached its 16Gi limit (peak unknown) and was killed."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			memory := func(_ context.Context, namespace, pod, container string, start, end time.Time) (int64, bool, error) {
+				if namespace != pod0Namespace(in) || pod != "train-0" || container != "main" || !start.Equal(started) || !end.Equal(killed) {
+					t.Errorf("peak read for %s/%s/%s from %s to %s", namespace, pod, container, start, end)
+				}
+				return tc.bytes, tc.ok, nil
+			}
+			st := StatusReader{Memory: memory}.JobStatus(context.Background(), in)
+			require.NotNil(t, st.Cause)
+			assert.Equal(t, tc.want, st.Cause.Words)
+			assert.Equal(t, "memory 16Gi → 32Gi", st.Cause.Fix.Words)
+		})
+	}
+}
+
+func pod0Namespace(in StatusInput) string { return in.Pods[0].Namespace }

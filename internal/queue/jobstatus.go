@@ -169,6 +169,8 @@ type StatusReader struct {
 	Positions Positions
 	// Events may be nil; the status then lists no events.
 	Events EventSource
+	// Memory may be nil; an out-of-memory cause then says the peak is unknown.
+	Memory PeakMemory
 }
 
 var (

@@ -182,7 +182,7 @@ func TestFailedJobShowsExitCodeAndReason(t *testing.T) {
 		assert.NotEmpty(c, st.Allocation.Nodes)
 		require.NotNil(c, st.Cause)
 		assert.Equal(c, CauseOutOfMemory, st.Cause.Kind)
-		assert.Equal(c, "Container main of pod "+st.Failure.Pod+" ran out of memory: it reached its 1Gi limit and was killed.", st.Cause.Words)
+		assert.Equal(c, "Container main of pod "+st.Failure.Pod+" ran out of memory: it reached its 1Gi limit (peak unknown) and was killed.", st.Cause.Words)
 		assert.Equal(c, "Relaunch it with more memory (2Gi), or use a smaller batch.", st.Cause.Next)
 		assert.Equal(c, &Fix{Field: catalog.FieldMemory, Value: "2Gi", Words: "memory 1Gi → 2Gi"}, st.Cause.Fix)
 	}, time.Minute, 250*time.Millisecond)

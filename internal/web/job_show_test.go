@@ -241,7 +241,7 @@ func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
 	}, time.Minute, 250*time.Millisecond, "the job fails out of memory")
 	assert.Equal(t, 1, doc.Find(`[data-testid="job-phase"]`).Length(), "one status panel")
 	words := testIDText(doc, "cause-words")
-	assert.Regexp(t, `^Container main of pod `+name+`-\w+ ran out of memory: it reached its 1Gi limit and was killed\.$`, words)
+	assert.Regexp(t, `^Container main of pod `+name+`-\w+ ran out of memory: it reached its 1Gi limit \(peak unknown\) and was killed\.$`, words)
 	assert.Equal(t, "Relaunch it with more memory (2Gi), or use a smaller batch.", testIDText(doc, "cause-next"))
 	assert.Equal(t, "with memory 1Gi → 2Gi", testIDText(doc, "cause-fix"))
 	assert.Equal(t, "/launch/pytorch-train?memory=2Gi&relaunch="+name+"&team="+p.team, doc.Find(`[data-testid="relaunch"]`).AttrOr("href", ""))
