@@ -21,13 +21,14 @@ var knownWrongEdges = map[string]string{
 // TestHousePointsOneWay reads the non-test imports of every package of the
 // module and fails on an edge against the dependency rule: cmd → web →
 // domain → store/kube, views imported by web only, nothing imports web,
-// store and kube below every domain package, the names package a leaf, and
+// store and kube below every domain package, the base packages (names,
+// money, identity, error kinds) leaves, and
 // no util/common/helpers package.
 func TestHousePointsOneWay(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").Output()
 	require.NoError(t, err, "go list")
 	// base packages hold vocabulary and values every layer may use.
-	base := []string{"internal/naming", "internal/money", "internal/identity"}
+	base := []string{"internal/naming", "internal/money", "internal/identity", "internal/problem"}
 	var wrong []string
 	seen := map[string]bool{}
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
@@ -91,7 +92,7 @@ func wrongEdge(from, to string, base []string) string {
 }
 
 func TestWrongEdgeNamesTheRule(t *testing.T) {
-	base := []string{"internal/naming", "internal/money", "internal/identity"}
+	base := []string{"internal/naming", "internal/money", "internal/identity", "internal/problem"}
 	cases := map[string]struct {
 		from, to string
 		wrong    bool
@@ -108,6 +109,8 @@ func TestWrongEdgeNamesTheRule(t *testing.T) {
 		"e2e imports the dev stack": {from: "e2e", to: "internal/devcluster/stacktest"},
 		"domain imports store":      {from: "internal/quota", to: "internal/store"},
 		"domain imports naming":     {from: "internal/teams", to: "internal/naming"},
+		"kube imports problem":      {from: "internal/kube", to: "internal/problem"},
+		"problem imports store":     {from: "internal/problem", to: "internal/store", wrong: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"time"
 
@@ -40,8 +41,14 @@ type DeniedError struct{ Reason string }
 
 func (e *DeniedError) Error() string { return e.Reason }
 
+// Problem words the refusal.
+func (e *DeniedError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Forbidden, Title: "Not allowed", Detail: e.Reason}
+}
+
 // ErrRunInProgress means the pool already has a run that has not finished.
-var ErrRunInProgress = errors.New("an acceptance run of this pool is already running")
+var ErrRunInProgress = problem.New("an acceptance run of this pool is already running", problem.Problem{Kind: problem.Conflict, Title: "Already running",
+	Detail: "An acceptance run of this pool is already running; wait for it to finish, then start another."})
 
 // Service defines acceptance runs, starts them and reads their reports.
 type Service struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,11 +17,13 @@ import (
 )
 
 // ErrInvalidToken is returned for a missing, unknown, expired or revoked API token.
-var ErrInvalidToken = errors.New("the API token is missing, unknown, expired or revoked")
+var ErrInvalidToken = problem.New("the API token is missing, unknown, expired or revoked", problem.Problem{Kind: problem.Unauthenticated, Title: "Not signed in",
+	Detail: "Sign in, or send a valid personal API token as \"Authorization: Bearer gty_…\". The token may be unknown, expired or revoked."})
 
 // ErrReadOnlyToken refuses a request that would change something, made
 // with a read-only API token.
-var ErrReadOnlyToken = errors.New("the API token is read-only")
+var ErrReadOnlyToken = problem.New("the API token is read-only", problem.Problem{Kind: problem.Forbidden, Title: "Read-only token",
+	Detail: "This API token is read-only: it may read (GET) but not launch, stop or change anything. Use a token made without \"read-only\" for this call."})
 
 // DefaultTokenOwnerInactivity is how long a token keeps working after its
 // owner's last sign-in, unless configured otherwise.
@@ -58,6 +61,16 @@ func inDays(d time.Duration) string {
 
 // Unwrap makes a TokenOwnerError an ErrInvalidToken.
 func (e *TokenOwnerError) Unwrap() error { return ErrInvalidToken }
+
+// Problem says why the token stopped and how it works again.
+func (e *TokenOwnerError) Problem() problem.Problem {
+	again := "It works again once its owner signs in as a member of a team or of the admins."
+	if e.Inactive > 0 {
+		again = "Sign in to the portal once to make it work again."
+	}
+	return problem.Problem{Kind: problem.Unauthenticated, Title: "Token paused",
+		Detail: "This API token stopped working because " + e.Error() + ". " + again}
+}
 
 // Store is what authentication needs from the database.
 type Store interface {

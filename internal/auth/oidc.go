@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,14 +22,29 @@ import (
 // Reasons a login callback is refused. Each is a distinct, expected
 // failure with its own words for the person signing in.
 var (
-	ErrNoLoginInProgress = errors.New("no sign-in is in progress in this browser session")
-	ErrStateMismatch     = errors.New("the sign-in response does not belong to this browser session")
-	ErrProviderRefused   = errors.New("the identity provider refused the sign-in")
-	ErrCodeExchange      = errors.New("the sign-in code could not be redeemed at the identity provider")
-	ErrIDTokenInvalid    = errors.New("the identity provider's ID token is not valid for this portal")
-	ErrNonceMismatch     = errors.New("the ID token was issued for a different sign-in attempt")
-	ErrMissingUsername   = errors.New("the ID token does not name the user")
+	ErrNoLoginInProgress = problem.New("no sign-in is in progress in this browser session", signInFailed(problem.BadRequest,
+		"This sign-in response is not expected by this browser session: it was already used, it expired, or it was started in another browser."+SignInAgain))
+	ErrStateMismatch = problem.New("the sign-in response does not belong to this browser session", signInFailed(problem.BadRequest,
+		"The sign-in response does not match the sign-in this browser started (the state check failed), so it was refused."+SignInAgain))
+	ErrProviderRefused = problem.New("the identity provider refused the sign-in", problem.Problem{Kind: problem.Forbidden, Title: "Sign-in was refused",
+		Detail: "The identity provider refused the sign-in." + SignInAgain})
+	ErrCodeExchange = problem.New("the sign-in code could not be redeemed at the identity provider", signInFailed(problem.Upstream,
+		"The identity provider did not accept the sign-in code. It may have been used already or expired."+SignInAgain))
+	ErrIDTokenInvalid = problem.New("the identity provider's ID token is not valid for this portal", signInFailed(problem.BadRequest,
+		"The identity provider's ID token is not valid for this portal (wrong issuer, audience or signature), so it was refused."+SignInAgain))
+	ErrNonceMismatch = problem.New("the ID token was issued for a different sign-in attempt", signInFailed(problem.BadRequest,
+		"The identity provider's answer belongs to a different sign-in attempt (the nonce check failed), so it was refused."+SignInAgain))
+	ErrMissingUsername = problem.New("the ID token does not name the user", signInFailed(problem.BadRequest,
+		"The identity provider did not say who you are (no username in the ID token). Ask the Gantry admins to check the provider's configuration."))
 )
+
+// SignInAgain ends the words of a sign-in that failed in a way the person
+// can retry.
+const SignInAgain = " Go back to the home page to sign in again."
+
+func signInFailed(k problem.Kind, detail string) problem.Problem {
+	return problem.Problem{Kind: k, Title: "Sign-in could not be completed", Detail: detail}
+}
 
 // OIDCOptions configure the OpenID Connect relying party.
 type OIDCOptions struct {
@@ -233,6 +248,12 @@ func (o *OIDC) VerifyIDToken(ctx context.Context, raw, nonce string) (Identity, 
 type ReservedNameError struct {
 	// What is "username" or "group"; Name is the refused value.
 	What, Name string
+}
+
+// Problem says why the account is not signed in and who can change that.
+func (e *ReservedNameError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Forbidden, Title: "Sign-in was refused",
+		Detail: "Your identity provider account has the " + e.What + " \"" + e.Name + "\", which starts with \"system:\", a prefix Kubernetes reserves for its own components. This portal does not sign in such accounts. Ask your identity provider's admins to rename it."}
 }
 
 func (e *ReservedNameError) Error() string {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"slices"
 	"strconv"
@@ -32,6 +33,14 @@ const maxArgsLength = 2000
 // field. The empty key holds problems not tied to a field. It is shown to
 // users as is.
 type FieldErrors map[string]string
+
+// Problem is Invalid with the sentences.
+func (e FieldErrors) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidFields names the fields to correct.
+func (e FieldErrors) InvalidFields() map[string]string { return e }
 
 // Error lists the sentences, sorted by field.
 func (e FieldErrors) Error() string {

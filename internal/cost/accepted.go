@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"slices"
 	"strings"
@@ -34,6 +35,14 @@ type Actor struct {
 type InputError struct {
 	Fields map[string]string
 }
+
+// Problem is Invalid with the sentences.
+func (e *InputError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidFields names the fields to correct.
+func (e *InputError) InvalidFields() map[string]string { return e.Fields }
 
 func (e *InputError) Error() string {
 	msgs := make([]string, 0, len(e.Fields))

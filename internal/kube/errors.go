@@ -2,18 +2,22 @@ package kube
 
 import (
 	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Kinds of API errors callers branch on. Test with errors.Is(err, kube.ErrNotFound).
 var (
-	ErrNotFound  = errors.New("not found")
-	ErrForbidden = errors.New("forbidden")
-	ErrConflict  = errors.New("conflict")
+	ErrNotFound  = problem.New("not found", problem.Problem{Kind: problem.NotFound})
+	ErrForbidden = problem.New("forbidden", problem.Problem{Kind: problem.Forbidden, Title: "Refused by the cluster",
+		Detail: "Kubernetes refused this change: your role does not allow it."})
+	ErrConflict = problem.New("conflict", problem.Problem{Kind: problem.Conflict, Title: "Changed meanwhile",
+		Detail: "Someone changed this at the same time. Reload the page and try again."})
 	// ErrNotSynced means the informer cache has not completed its first list,
 	// so an empty answer would be a guess.
-	ErrNotSynced = errors.New("cluster cache not synced yet")
+	ErrNotSynced = problem.New("cluster cache not synced yet", problem.Problem{Kind: problem.Unavailable, Title: "Still starting",
+		Detail: "The portal is still reading the cluster. Try again in a few seconds."})
 )
 
 // APIError is an API server error classified by kind. It unwraps to the
@@ -30,6 +34,9 @@ func (e *APIError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the original API server error.
 func (e *APIError) Unwrap() error { return e.Err }
+
+// As finds target in the error's kind, so its words reach the person.
+func (e *APIError) As(target any) bool { return errors.As(e.Kind, target) }
 
 // Is reports whether target is the error's kind.
 func (e *APIError) Is(target error) bool { return target == e.Kind }

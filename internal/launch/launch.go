@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"time"
 
@@ -49,7 +50,8 @@ var (
 	// ErrTemplateNotAllowed means the template is not offered to the team.
 	ErrTemplateNotAllowed = errors.New("template not allowed for team")
 	// ErrNotSupported means the action does not apply to the job's kind.
-	ErrNotSupported = errors.New("action not supported for this kind of job")
+	ErrNotSupported = problem.New("action not supported for this kind of job", problem.Problem{Kind: problem.BadRequest, Title: "Not possible for this job",
+		Detail: "This action does not apply to this kind of job."})
 )
 
 // ForbiddenError is the API server refusing the user in a team's namespace.
@@ -70,6 +72,11 @@ func (e *ForbiddenError) Error() string {
 
 // Unwrap returns the API server's error.
 func (e *ForbiddenError) Unwrap() error { return e.Err }
+
+// Problem words the refusal.
+func (e *ForbiddenError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Forbidden, Title: "Not allowed", Detail: e.Error()}
+}
 
 // Store is what launches need from the database.
 type Store interface {
@@ -170,6 +177,15 @@ type OutdatedVersionError struct {
 func (e *OutdatedVersionError) Error() string {
 	return fmt.Sprintf("Version %d of the template %q has been replaced by version %d; only the newest published version can be launched. Launch version %d, or leave the version out.",
 		e.Asked, e.Title, e.Newest, e.Newest)
+}
+
+// CodeTemplateVersionOutdated is the API's code for an OutdatedVersionError.
+const CodeTemplateVersionOutdated = "template_version_outdated"
+
+// Problem is a Conflict with its own code, so scripts can retry with the
+// newest version.
+func (e *OutdatedVersionError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Conflict, Title: "Not the newest version", Detail: e.Error(), Code: CodeTemplateVersionOutdated}
 }
 
 // launchable loads the version a launch asks for, refusing retired
@@ -443,6 +459,11 @@ type CollisionError struct{ Kind, Name string }
 
 func (e *CollisionError) Error() string {
 	return fmt.Sprintf("A %s called %s already exists and was not made by this launch, so nothing was launched.", e.Kind, e.Name)
+}
+
+// Problem is a Conflict: the name is taken.
+func (e *CollisionError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Conflict, Title: "Name already taken", Detail: e.Error()}
 }
 
 func deleteObject(ctx context.Context, c kubernetes.Interface, kind, ns, name string) error {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"strings"
 
@@ -25,6 +26,11 @@ type ScaleError struct{ Min, Max, Asked int }
 
 func (e *ScaleError) Error() string {
 	return fmt.Sprintf("This endpoint can run %d to %d replicas; you asked for %d.", e.Min, e.Max, e.Asked)
+}
+
+// Problem is Invalid: the replica count is out of range.
+func (e *ScaleError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Not scaled", Detail: e.Error()}
 }
 
 // Delete removes a launched job's objects as the user and audits it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 
 // ErrNotLead is returned when someone who is neither the team's lead nor
 // an admin changes the team's webhook.
-var ErrNotLead = errors.New("only the team's leads and admins change its webhook")
+var ErrNotLead = problem.New("only the team's leads and admins change its webhook", problem.Problem{Kind: problem.Forbidden, Title: "Team leads only",
+	Detail: "Only the team's leads and Gantry admins can see or change its webhook."})
 
 // WebhookStore keeps team webhooks and their deliveries.
 type WebhookStore interface {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"io"
 	"log/slog"
 	"net"
@@ -25,6 +26,11 @@ import (
 type URLError struct{ Reason string }
 
 func (e *URLError) Error() string { return "webhook URL: " + e.Reason }
+
+// Problem is Invalid: the URL was not saved.
+func (e *URLError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check the webhook URL", Detail: "The webhook URL was not saved: " + e.Reason + "."}
+}
 
 // ValidateURL checks a team webhook URL: an absolute https URL (http only
 // to this machine, for local receivers), with a host, no user or password

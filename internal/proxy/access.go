@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"strings"
 	"time"
 
@@ -69,13 +70,23 @@ type Actor struct {
 
 // ErrRefused is a person who may not open a notebook, or a request to an
 // endpoint without a valid key of that endpoint.
-var ErrRefused = errors.New("refused")
+var ErrRefused = problem.New("refused", problem.Problem{Kind: problem.Forbidden, Title: "Not yours to open",
+	Detail: "Only the notebook's owner can open it, and members of its team once the owner shares it from the job page."})
 
 // ErrNotOwner is a share or unshare by someone other than the notebook's owner.
-var ErrNotOwner = errors.New("only the notebook's owner can share it")
+var ErrNotOwner = problem.New("only the notebook's owner can share it", problem.Problem{Kind: problem.Forbidden, Title: "Not allowed",
+	Detail: "Only the notebook's owner can share it with the team or stop sharing it."})
 
 // ValidationError is input to correct, keyed by field.
 type ValidationError struct{ Fields map[string]string }
+
+// Problem is Invalid with the sentences.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidFields names the fields to correct.
+func (e *ValidationError) InvalidFields() map[string]string { return e.Fields }
 
 func (e *ValidationError) Error() string {
 	var parts []string

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"slices"
 	"strings"
@@ -24,6 +25,14 @@ type ValidationError struct {
 	Fields map[string]string
 }
 
+// Problem is Invalid with the sentences.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidFields names the fields to correct.
+func (e *ValidationError) InvalidFields() map[string]string { return e.Fields }
+
 // Error joins the messages.
 func (e *ValidationError) Error() string {
 	keys := slices.Sorted(maps.Keys(e.Fields))
@@ -45,6 +54,11 @@ type DeniedError struct {
 
 // Error returns the reason.
 func (e *DeniedError) Error() string { return e.Reason }
+
+// Problem words the refusal.
+func (e *DeniedError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Forbidden, Title: "Not allowed", Detail: e.Reason}
+}
 
 // Is makes errors.Is(err, ErrDenied) true.
 func (e *DeniedError) Is(target error) bool { return target == ErrDenied }

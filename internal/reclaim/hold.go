@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"strings"
 	"time"
 
@@ -12,10 +13,16 @@ import (
 )
 
 // ErrNotNotebook is "keep it running" asked of a job that is not a notebook.
-var ErrNotNotebook = errors.New("only notebooks are stopped when idle, so only a notebook can be kept running")
+var ErrNotNotebook = problem.New("only notebooks are stopped when idle, so only a notebook can be kept running", problem.Problem{Kind: problem.Conflict,
+	Title: "Not possible for this job", Detail: "Only notebooks are stopped when idle, so only a notebook can be kept running."})
 
 // ReasonError is an exemption without a usable reason.
 type ReasonError struct{}
+
+// Problem is Invalid: a reason is missing or too long.
+func (e ReasonError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Say why", Detail: e.Error()}
+}
 
 func (ReasonError) Error() string {
 	return "Say why this job is exempt from idle reclaim (at most 500 characters)."

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"time"
 
@@ -100,6 +101,14 @@ func (p Policy) Action() string {
 
 // PolicyError is a policy outside the configured bounds, in words.
 type PolicyError struct{ Problems []string }
+
+// Problem is Invalid with the sentences.
+func (e *PolicyError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidItems lists the sentences.
+func (e *PolicyError) InvalidItems() []string { return e.Problems }
 
 func (e *PolicyError) Error() string {
 	return "The idle policy cannot be saved: " + joinSentences(e.Problems)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -17,7 +18,7 @@ import (
 )
 
 // ErrNotFound is returned when a requested record does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = problem.New("not found", problem.Problem{Kind: problem.NotFound})
 
 // Store gives access to the portal's database.
 type Store struct {

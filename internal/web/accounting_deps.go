@@ -2,7 +2,7 @@ package web
 
 import (
 	"context"
-	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -27,12 +27,15 @@ type AccountingService interface {
 
 var (
 	// errAccountingOff answers 404 where no accounting service is configured.
-	errAccountingOff = errors.New("accounting is not configured")
+	errAccountingOff = problem.New("accounting is not configured", problem.Problem{Kind: problem.NotFound, Title: "Not found",
+		Detail: "Accepted results and shared costs are not switched on in this portal."})
 	// errNotOwnerOrLead refuses a verdict from someone who neither launched
 	// the job nor leads its team.
-	errNotOwnerOrLead = errors.New("only the job's owner, a lead of its team or an admin may judge its result")
+	errNotOwnerOrLead = problem.New("only the job's owner, a lead of its team or an admin may judge its result", problem.Problem{Kind: problem.Forbidden, Title: "Not allowed",
+		Detail: "Only the job's owner, a lead of its team or an admin can accept or reject its result."})
 	// errNotLead refuses a team setting to someone who does not lead the team.
-	errNotLead = errors.New("only a lead of the team or an admin may change this")
+	errNotLead = problem.New("only a lead of the team or an admin may change this", problem.Problem{Kind: problem.Forbidden, Title: "Not allowed",
+		Detail: "Only a lead of this team or an admin can change the team's acceptance rule."})
 )
 
 // accounting is the accounting service, or errAccountingOff.

@@ -10,11 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
-	"github.com/gantry-dev/gantry/internal/cost"
-	"github.com/gantry-dev/gantry/internal/proxy"
-	"github.com/gantry-dev/gantry/internal/quota"
-	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
+	"github.com/gantry-dev/gantry/internal/problem"
 )
 
 // apiBadBody answers a body that is not the JSON the route expects, saying
@@ -42,28 +38,14 @@ type apiErrorBody struct {
 // apiFail answers err in the API's error shape, with the fields or
 // problems of a validation error; every other error goes to fail.
 func (h *handler) apiFail(c *gin.Context, err error) {
-	var (
-		quotaInvalid   *quota.ValidationError
-		teamInvalid    *teamadmin.ValidationError
-		catalogInvalid *catalogadmin.ValidationError
-		publishRefused *catalogadmin.PolicyError
-		costInvalid    *cost.InputError
-		proxyInvalid   *proxy.ValidationError
-	)
+	var withFields problem.FieldErrors
+	var withItems problem.ItemErrors
 	out := apiErrorBody{RequestID: requestIDOf(c)}
 	switch {
-	case errors.As(err, &quotaInvalid):
-		out.Fields = quotaInvalid.Fields
-	case errors.As(err, &teamInvalid):
-		out.Fields = teamInvalid.Fields
-	case errors.As(err, &catalogInvalid):
-		out.Problems = catalogInvalid.Problems
-	case errors.As(err, &publishRefused):
-		out.Problems = publishRefused.Violations
-	case errors.As(err, &costInvalid):
-		out.Fields = costInvalid.Fields
-	case errors.As(err, &proxyInvalid):
-		out.Fields = proxyInvalid.Fields
+	case errors.As(err, &withFields):
+		out.Fields = withFields.InvalidFields()
+	case errors.As(err, &withItems):
+		out.Problems = withItems.InvalidItems()
 	default:
 		h.fail(c, err)
 		return

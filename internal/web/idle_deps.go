@@ -2,8 +2,8 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"strconv"
 	"time"
 
@@ -31,7 +31,8 @@ type IdleReclaim interface {
 }
 
 // errNotIdleLead refuses an exemption to someone who does not lead the job's team.
-var errNotIdleLead = errors.New("only the team's leads and admins can exempt a job from idle reclaim")
+var errNotIdleLead = problem.New("only the team's leads and admins can exempt a job from idle reclaim", problem.Problem{Kind: problem.Forbidden, Title: "Leads only",
+	Detail: "Only the team's leads and admins can exempt a job from idle reclaim."})
 
 func reclaimActor(c *gin.Context, u *auth.User) reclaim.Actor {
 	return reclaim.Actor{Username: u.Username, Via: u.Via(), IP: c.ClientIP()}

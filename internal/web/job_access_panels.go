@@ -2,8 +2,8 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 	"strconv"
 	"time"
@@ -19,7 +19,8 @@ import (
 )
 
 // errNotANotebook is a share action on a job that is not a notebook.
-var errNotANotebook = errors.New("not a notebook")
+var errNotANotebook = problem.New("not a notebook", problem.Problem{Kind: problem.BadRequest, Title: "Not possible for this job",
+	Detail: "Only notebooks are opened and shared this way."})
 
 // errNotAnEndpoint is a key action on a job that is not an inference endpoint.
 var errNotAnEndpoint = fmt.Errorf("not an inference endpoint: %w", store.ErrNotFound)

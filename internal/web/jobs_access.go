@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -37,7 +38,7 @@ type JobReader interface {
 }
 
 // errNotYourTeam hides other teams' jobs as if they did not exist.
-var errNotYourTeam = errors.New("job of a team the user does not belong to")
+var errNotYourTeam = problem.New("job of a team the user does not belong to", problem.Problem{Kind: problem.NotFound})
 
 // actorOf is the user as launch sees them, for impersonation and the audit
 // log: only the groups the portal maps to a team or to admins reach Kubernetes.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -130,7 +130,8 @@ func (h *handler) apiMiddleware() []gin.HandlerFunc {
 type ginContextKey struct{}
 
 // errCSRF is a request refused by the CSRF check.
-var errCSRF = errors.New("CSRF check failed")
+var errCSRF = problem.New("CSRF check failed", problem.Problem{Kind: problem.Forbidden, Title: "Request refused",
+	Detail: "The form you sent is missing its security token or the token does not match this browser session, so nothing was changed. Reload the page and try again."})
 
 func (h *handler) csrfProtect() gin.HandlerFunc {
 	trusted := []string{h.PublicURL.Host}

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"net/http"
 	"net/http/httputil"
 	"slices"
@@ -17,7 +18,8 @@ import (
 
 // errCrossOrigin is a WebSocket upgrade or a changing request to a
 // notebook sent by a page of another origin.
-var errCrossOrigin = errors.New("request from another origin")
+var errCrossOrigin = problem.New("request from another origin", problem.Problem{Kind: problem.Forbidden, Title: "Request refused",
+	Detail: "This request to the notebook came from a page of another site, so it was refused."})
 
 // notebookOpenURL is where a notebook opens; its template sets this as the
 // server's base URL, so the paths inside it pass through unchanged.

@@ -2,7 +2,7 @@ package web
 
 import (
 	"context"
-	"errors"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"strconv"
 	"time"
 
@@ -60,10 +60,12 @@ type QuotaDeps struct {
 }
 
 // errNotAdmin refuses a non-admin on an admin page.
-var errNotAdmin = errors.New("admins only")
+var errNotAdmin = problem.New("admins only", problem.Problem{Kind: problem.Forbidden, Title: "Admins only",
+	Detail: "Only Gantry admins can open this page."})
 
 // errQuotaOff answers quota pages when the portal runs without them.
-var errQuotaOff = errors.New("quota pages are not configured")
+var errQuotaOff = problem.New("quota pages are not configured", problem.Problem{Kind: problem.NotFound, Title: "Not available",
+	Detail: "Quota requests are not set up on this portal."})
 
 // adminOnly lets only admins through.
 func (h *handler) adminOnly(c *gin.Context) {

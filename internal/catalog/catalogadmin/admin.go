@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"slices"
 	"strings"
@@ -60,6 +61,22 @@ type ValidationError struct {
 
 // Error joins the sentences.
 func (e *ValidationError) Error() string { return strings.Join(e.Problems, " ") }
+
+// Problem is Invalid with the sentences.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidItems lists the sentences.
+func (e *ValidationError) InvalidItems() []string { return e.Problems }
+
+// Problem is Invalid: the version stays a draft.
+func (e *PolicyError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Not published", Detail: e.Error()}
+}
+
+// InvalidItems lists the violations.
+func (e *PolicyError) InvalidItems() []string { return e.Violations }
 
 // PolicyError lists why a template version cannot be published.
 type PolicyError struct {

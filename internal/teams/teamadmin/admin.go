@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"regexp"
 	"slices"
@@ -41,6 +42,14 @@ const (
 type ValidationError struct {
 	Fields map[string]string
 }
+
+// Problem is Invalid with the sentences.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
+}
+
+// InvalidFields names the fields to correct.
+func (e *ValidationError) InvalidFields() map[string]string { return e.Fields }
 
 // Error joins the messages.
 func (e *ValidationError) Error() string {
