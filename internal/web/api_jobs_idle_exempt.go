@@ -18,7 +18,7 @@ func (h *handler) apiJobIdleExempt(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if !leadsTeam(u, rec.Team) {
+	if !leads(u, rec.Team) {
 		h.fail(c, errNotIdleLead)
 		return
 	}

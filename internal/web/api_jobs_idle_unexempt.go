@@ -13,7 +13,7 @@ func (h *handler) apiJobIdleUnexempt(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if !leadsTeam(u, rec.Team) {
+	if !leads(u, rec.Team) {
 		h.fail(c, errNotIdleLead)
 		return
 	}

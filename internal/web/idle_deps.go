@@ -38,19 +38,6 @@ func reclaimActor(c *gin.Context, u *auth.User) reclaim.Actor {
 	return reclaim.Actor{Username: u.Username, Via: u.Via(), IP: c.ClientIP()}
 }
 
-// leadsTeam reports whether the user leads team, or is an admin.
-func leadsTeam(u *auth.User, team string) bool {
-	if u.Role == auth.RoleAdmin {
-		return true
-	}
-	for _, m := range u.Teams {
-		if m.Team == team && m.Lead {
-			return true
-		}
-	}
-	return false
-}
-
 func percent(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "%" }
 
 // policySentence says a policy in one sentence for the job page.
@@ -68,7 +55,7 @@ func (h *handler) idleProps(ctx context.Context, u *auth.User, rec store.Launch,
 		return nil, err
 	}
 	base := jobURL(rec.Team, rec.Name) + "/idle"
-	p := &views.JobIdleProps{Policy: policySentence(st.Policy), CanExempt: leadsTeam(u, rec.Team),
+	p := &views.JobIdleProps{Policy: policySentence(st.Policy), CanExempt: leads(u, rec.Team),
 		ExemptURL: base + "/exempt", UnexemptURL: base + "/unexempt"}
 	if w := st.Warning; w != nil {
 		p.Warning = fmt.Sprintf("Its GPUs have been under %s utilization since %s. It will be stopped at %s; its workspace is kept.",
