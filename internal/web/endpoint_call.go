@@ -82,6 +82,7 @@ func (h *handler) endpointCall(c *gin.Context) {
 		Transport:     h.Proxy.Transport,
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
+			_ = dropPortalSetCookies(resp)
 			if resp.StatusCode == http.StatusSwitchingProtocols {
 				record(resp.StatusCode, 0, 0)
 				return nil

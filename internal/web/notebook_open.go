@@ -96,8 +96,9 @@ func (h *handler) notebookOpen(c *gin.Context) {
 			pr.Out.Host = pr.In.Host
 			stripPortalCredentials(pr.Out.Header)
 		},
-		Transport:     h.Proxy.Transport,
-		FlushInterval: -1,
+		Transport:      h.Proxy.Transport,
+		FlushInterval:  -1,
+		ModifyResponse: dropPortalSetCookies,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			h.Log.WarnContext(r.Context(), "notebook did not answer", "team", team, "name", name, "err", err)
 			if c.Writer.Written() {

@@ -56,7 +56,7 @@ func stripPortalCredentials(h http.Header) {
 	for _, line := range cookies {
 		for _, part := range strings.Split(line, ";") {
 			name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
-			if name == "" || strings.HasPrefix(name, "gantry_") || name == auth.SessionCookieName {
+			if name == "" || isPortalCookie(name) {
 				continue
 			}
 			kept = append(kept, strings.TrimSpace(part))
@@ -65,6 +65,32 @@ func stripPortalCredentials(h http.Header) {
 	if len(kept) > 0 {
 		h.Set("Cookie", strings.Join(kept, "; "))
 	}
+}
+
+// dropPortalSetCookies removes, from an answer coming back through a proxy,
+// every Set-Cookie that names one of the portal's cookies: a notebook runs
+// its user's code in the portal's origin, and must not be able to plant or
+// overwrite a viewer's session or CSRF cookie (session fixation through a
+// shared notebook). The notebook's own cookies pass.
+func dropPortalSetCookies(resp *http.Response) error {
+	lines := resp.Header.Values("Set-Cookie")
+	if len(lines) == 0 {
+		return nil
+	}
+	resp.Header.Del("Set-Cookie")
+	for _, line := range lines {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), "=")
+		if isPortalCookie(strings.TrimSpace(name)) {
+			continue
+		}
+		resp.Header.Add("Set-Cookie", line)
+	}
+	return nil
+}
+
+// isPortalCookie reports whether a cookie name is one of the portal's own.
+func isPortalCookie(name string) bool {
+	return strings.HasPrefix(name, "gantry_") || name == auth.SessionCookieName
 }
 
 // sameOrigin reports whether origin (an Origin header) is the portal's own.

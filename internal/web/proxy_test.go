@@ -69,3 +69,14 @@ func (o *oneByteReader) Read(p []byte) (int, error) {
 	}
 	return o.r.Read(p)
 }
+
+// A notebook runs its user's code in the portal's origin: an answer that
+// tries to set the portal's own cookies loses those lines, its own stay.
+func TestNotebookCannotSetThePortalsCookies(t *testing.T) {
+	resp := &http.Response{Header: http.Header{}}
+	resp.Header.Add("Set-Cookie", "gantry_session=planted; Path=/; HttpOnly")
+	resp.Header.Add("Set-Cookie", "gantry_csrf=planted; Path=/")
+	resp.Header.Add("Set-Cookie", "_xsrf=jupyter; Path=/teams/vision/jobs/nb-1/open/")
+	require.NoError(t, dropPortalSetCookies(resp))
+	assert.Equal(t, []string{"_xsrf=jupyter; Path=/teams/vision/jobs/nb-1/open/"}, resp.Header.Values("Set-Cookie"))
+}
