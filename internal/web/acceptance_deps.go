@@ -118,3 +118,20 @@ func (h *handler) teamAcceptancePools(ctx context.Context, u *auth.User, team st
 	}
 	return pools, nil
 }
+
+// acceptanceRunOf is the run the path's :id names, as the signed-in user may
+// read it; on false the failure page has been sent.
+func (h *handler) acceptanceRunOf(c *gin.Context) (acceptance.Report, bool) {
+	u, _ := auth.CurrentUser(c)
+	id, err := pathID(c)
+	if err != nil {
+		h.fail(c, err)
+		return acceptance.Report{}, false
+	}
+	r, err := h.Acceptance.Run(c.Request.Context(), acceptancePerson(c, u), id)
+	if err != nil {
+		h.fail(c, err)
+		return acceptance.Report{}, false
+	}
+	return r, true
+}

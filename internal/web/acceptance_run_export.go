@@ -5,21 +5,12 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/gantry-dev/gantry/internal/auth"
 )
 
 // acceptanceRunExport downloads a run's report as Markdown (?format=md) or JSON.
 func (h *handler) acceptanceRunExport(c *gin.Context) {
-	u, _ := auth.CurrentUser(c)
-	id, err := pathID(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	r, err := h.Acceptance.Run(c.Request.Context(), acceptancePerson(c, u), id)
-	if err != nil {
-		h.fail(c, err)
+	r, ok := h.acceptanceRunOf(c)
+	if !ok {
 		return
 	}
 	name := fmt.Sprintf("acceptance-%s-%d", r.Pool, r.ID)

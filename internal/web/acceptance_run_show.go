@@ -5,21 +5,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/views"
 )
 
 // acceptanceRunShow is a run's report page.
 func (h *handler) acceptanceRunShow(c *gin.Context) {
-	u, _ := auth.CurrentUser(c)
-	id, err := pathID(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	r, err := h.Acceptance.Run(c.Request.Context(), acceptancePerson(c, u), id)
-	if err != nil {
-		h.fail(c, err)
+	r, ok := h.acceptanceRunOf(c)
+	if !ok {
 		return
 	}
 	h.render(c, http.StatusOK, views.AcceptanceRunPage(h.nav(c, "acceptance"), acceptanceRunProps(r)))
