@@ -20,7 +20,11 @@ const FIRST_PARTY_CLIENTS = new Set(['gantry', 'other-app']);
 
 // Each user signs in with `login` (default: their username) and is the account `sub` (default: their
 // username); `username` is the preferred_username claim, which two accounts may share, as at a real IdP.
-const seeded = JSON.parse(readFileSync(new URL('./users.json', import.meta.url), 'utf8'));
+// IDP_EXTRA_USERS names a JSON file of more accounts in the same shape (a test's own IdP: the soak run's 200 users).
+const seeded = [
+  ...JSON.parse(readFileSync(new URL('./users.json', import.meta.url), 'utf8')),
+  ...(process.env.IDP_EXTRA_USERS ? JSON.parse(readFileSync(process.env.IDP_EXTRA_USERS, 'utf8')) : []),
+];
 const users = new Map(seeded.map((user) => [user.login ?? user.username, user]));
 const accounts = new Map(seeded.map((user) => [user.sub ?? user.username, user]));
 

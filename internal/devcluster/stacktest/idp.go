@@ -3,11 +3,13 @@ package stacktest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,8 +19,9 @@ import (
 // FreshIdP starts a dev IdP of its own for the test (deploy/local/idp on a
 // free loopback port, with the users.json of the working tree) and returns
 // its issuer; it stops when the test ends. Tests of seeded users the shared
-// IdP may not have loaded yet (it reads users.json at start) use it.
-func FreshIdP(t testing.TB) string {
+// IdP may not have loaded yet (it reads users.json at start) use it. Extra
+// accounts are added to users.json's for this IdP only.
+func FreshIdP(t testing.TB, extra ...IdPUser) string {
 	t.Helper()
 	up(t, devcluster.GroupIdP) // installs the IdP's npm packages
 	wd, _ := os.Getwd()
@@ -42,6 +45,17 @@ func FreshIdP(t testing.TB) string {
 	cmd := exec.Command(node, "server.mjs")
 	cmd.Dir = l.Deploy("local", "idp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("IDP_PORT=%d", port), "IDP_ISSUER="+issuer)
+	if len(extra) > 0 {
+		path := filepath.Join(t.TempDir(), "extra-users.json")
+		b, err := json.Marshal(extra)
+		if err == nil {
+			err = os.WriteFile(path, b, 0o600)
+		}
+		if err != nil {
+			t.Fatalf("stacktest: write the IdP's extra users: %v", err)
+		}
+		cmd.Env = append(cmd.Env, "IDP_EXTRA_USERS="+path)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("stacktest: start IdP: %v", err)
@@ -73,4 +87,13 @@ func FreshIdP(t testing.TB) string {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// IdPUser is an account of a test's own IdP, as in deploy/local/idp/users.json;
+// every account's password is the dev password.
+type IdPUser struct {
+	Username string   `json:"username"`
+	Name     string   `json:"name"`
+	Email    string   `json:"email"`
+	Groups   []string `json:"groups"`
 }

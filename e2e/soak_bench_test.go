@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/launch"
+)
+
+// The soak run of issue 17: soakSessions people, each signed in through
+// the IdP with a session of their own (soak-001… in the three load teams;
+// every soakAdminEvery-th also an admin), browse for GANTRY_SOAK_MINUTES
+// (default 10): the jobs list, job pages, their team's page, the cluster
+// page (admins), with a pause of soakThinkMin–soakThinkMax between clicks,
+// and about one click in a hundred is a launch. The portal's RSS is read
+// every minute; growth is measured from minute 2 (caches warm) to the end.
+const (
+	soakSessions   = 200
+	soakAdminEvery = 20
+	soakThinkMin   = 2 * time.Second
+	soakThinkMax   = 6 * time.Second
+	soakLaunchOdds = 0.01
+	soakSeedJobs   = 5 // per team, so job pages exist from the start
+	soakAdminGroup = "gantry-admins"
+)
+
+// soakSession is one signed-in person.
+type soakSession struct {
+	client *http.Client
+	csrf   string
+	team   *loadTeam
+	admin  bool
+}
+
+// BenchmarkSoak is `make bench`'s soak run: BENCH soak sessions=200
+// minutes=10 errors_5xx=… rss_mib_min2=… rss_mib_end=… rss_growth_pct=….
+func BenchmarkSoak(b *testing.B) {
+	minutes := loadSize(b, "GANTRY_SOAK_MINUTES", 10)
+	env := stacktest.Stack(b)
+	var accounts []stacktest.IdPUser
+	for i := range soakSessions {
+		name := fmt.Sprintf("soak-%03d", i+1)
+		groups := []string{fmt.Sprintf("load%d-researchers", i%loadTeams+1)}
+		if i%soakAdminEvery == 0 {
+			groups = append(groups, soakAdminGroup)
+		}
+		accounts = append(accounts, stacktest.IdPUser{Username: name, Name: "Soak " + name, Email: name + "@gantry.local", Groups: groups})
+	}
+	issuer := stacktest.FreshIdP(b, accounts...)
+	teams, dsn := benchTeams(b, env)
+	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
+		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")))
+
+	start := time.Now()
+	sessions := make([]*soakSession, soakSessions)
+	for i, a := range accounts {
+		c := signIn(b, portal, a.Username)
+		sessions[i] = &soakSession{client: c, csrf: profileCSRF(b, c, portal), team: teams[i%loadTeams], admin: i%soakAdminEvery == 0}
+	}
+	b.Logf("%d sessions signed in through the IdP in %s", len(sessions), time.Since(start).Round(time.Second))
+
+	var jobsMu sync.Mutex
+	jobsOf := map[string][]string{}
+	launchAs := func(ctx context.Context, s *soakSession) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, portal.URL+"/api/v1/teams/"+s.team.Name+"/jobs",
+			strings.NewReader(launchBenchBody(launch.NewLaunchID())))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(csrfHeader, s.csrf)
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		var job struct{ Name string }
+		if resp.StatusCode == http.StatusCreated && json.NewDecoder(resp.Body).Decode(&job) == nil {
+			jobsMu.Lock()
+			jobsOf[s.team.Name] = append(jobsOf[s.team.Name], job.Name)
+			jobsMu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, nil
+	}
+	for i := range soakSeedJobs * loadTeams {
+		status, err := launchAs(b.Context(), sessions[i])
+		require.NoError(b, err)
+		require.Equal(b, http.StatusCreated, status, "seed launch %d", i)
+	}
+
+	// click is one page view (or launch) of s; it returns the status.
+	click := func(ctx context.Context, s *soakSession) (int, error) {
+		r := rand.Float64()
+		var path string
+		switch {
+		case r < soakLaunchOdds:
+			return launchAs(ctx, s)
+		case r < 0.35:
+			path = "/jobs"
+			if rand.IntN(2) == 0 {
+				path += "?team=" + s.team.Name
+			}
+		case r < 0.65:
+			jobsMu.Lock()
+			names := jobsOf[s.team.Name]
+			path = "/teams/" + s.team.Name + "/jobs/" + names[rand.IntN(len(names))]
+			jobsMu.Unlock()
+		case r < 0.85 || !s.admin:
+			path = "/teams/" + s.team.Name
+		default:
+			path = "/admin/cluster"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, portal.URL+path, nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+
+	pid := portal.proc.cmd.Process.Pid
+	for range b.N {
+		ctx, cancel := context.WithTimeout(b.Context(), time.Duration(minutes)*time.Minute)
+		var clicks, launches, errors5xx, otherErrors atomic.Int64
+		var firstMu sync.Mutex
+		var firsts []string
+		note := func(what string) {
+			firstMu.Lock()
+			defer firstMu.Unlock()
+			if len(firsts) < 10 {
+				firsts = append(firsts, what)
+			}
+		}
+		var wg sync.WaitGroup
+		for _, s := range sessions {
+			wg.Go(func() {
+				for {
+					pause := soakThinkMin + rand.N(soakThinkMax-soakThinkMin)
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(pause):
+					}
+					status, err := click(ctx, s)
+					if ctx.Err() != nil {
+						return // the soak ended during this click
+					}
+					clicks.Add(1)
+					switch {
+					case err != nil:
+						otherErrors.Add(1)
+						note(err.Error())
+					case status >= 500:
+						errors5xx.Add(1)
+						note(fmt.Sprintf("status %d", status))
+					case status >= 300:
+						otherErrors.Add(1)
+						note(fmt.Sprintf("status %d", status))
+					}
+				}
+			})
+		}
+		rss := make([]int64, 0, minutes)
+		tick := time.NewTicker(time.Minute)
+		for m := 1; m <= minutes; m++ {
+			<-tick.C
+			rss = append(rss, procRSS(b, pid))
+			fmt.Printf("soak minute %d: rss_mib=%d clicks=%d errors_5xx=%d other_errors=%d\n", m, rss[m-1]>>20, clicks.Load(), errors5xx.Load(), otherErrors.Load())
+		}
+		tick.Stop()
+		cancel()
+		wg.Wait()
+		jobsMu.Lock()
+		for _, names := range jobsOf {
+			launches.Add(int64(len(names)))
+		}
+		launches.Add(-soakSeedJobs * loadTeams)
+		jobsMu.Unlock()
+		for _, f := range firsts {
+			fmt.Printf("soak error: %s\n", f)
+		}
+		min2 := rss[min(2, len(rss))-1]
+		end := rss[len(rss)-1]
+		growth := 100 * float64(end-min2) / float64(min2)
+		fmt.Printf("BENCH soak sessions=%d minutes=%d errors_5xx=%d rss_mib_min2=%d rss_mib_end=%d rss_growth_pct=%.1f clicks=%d launches=%d other_errors=%d\n",
+			len(sessions), minutes, errors5xx.Load(), min2>>20, end>>20, growth, clicks.Load(), launches.Load(), otherErrors.Load())
+		require.Zero(b, errors5xx.Load(), "5xx answers during the soak")
+	}
+}
