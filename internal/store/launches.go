@@ -37,7 +37,22 @@ type Launch struct {
 // RecordLaunch stores a launch. A second record with the same launch id
 // returns the first one and ErrDuplicateLaunch.
 func (s *Store) RecordLaunch(ctx context.Context, l Launch) (Launch, error) {
-	err := s.db.WithContext(ctx).Omit("id", "deleted_at", "deleted_by").Create(&l).Error
+	return s.RecordLaunchAudited(ctx, l, nil)
+}
+
+// RecordLaunchAudited stores a launch and, in the same transaction, its
+// audit entry (if any): both or neither. A second record with the same
+// launch id appends nothing and returns the first one and ErrDuplicateLaunch.
+func (s *Store) RecordLaunchAudited(ctx context.Context, l Launch, e *AuditEntry) (Launch, error) {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Omit("id", "deleted_at", "deleted_by").Create(&l).Error; err != nil {
+			return err
+		}
+		if e == nil {
+			return nil
+		}
+		return appendAudit(tx, *e)
+	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		existing, getErr := s.LaunchByID(ctx, l.LaunchID)
 		if getErr != nil {

@@ -25,6 +25,9 @@ type Store struct {
 	db *gorm.DB
 }
 
+// maxConns bounds the portal's connections to PostgreSQL, open and idle.
+const maxConns = 20
+
 // Open connects to the PostgreSQL database at dsn. It does not apply migrations.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{
@@ -39,7 +42,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	sqlDB.SetMaxOpenConns(20)
+	sqlDB.SetMaxOpenConns(maxConns)
+	// database/sql keeps only 2 idle connections by default: under load every
+	// other query would open a new one (a TCP connection, a Postgres backend
+	// forked, statements prepared again). Idle ones still close after 5 minutes.
+	sqlDB.SetMaxIdleConns(maxConns)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
