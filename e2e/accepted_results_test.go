@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -29,7 +30,7 @@ func acceptedTeam(t *testing.T) (string, *Portal, *store.Store) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
-	require.NoError(t, db.UpsertTeams(ctx, []store.Team{{Name: team.Name, DisplayName: "Accepted results test team",
+	require.NoError(t, db.UpsertTeams(ctx, []roster.Team{{Name: team.Name, DisplayName: "Accepted results test team",
 		MemberGroups: store.StringList{"vision-researchers"}, LeadGroups: store.StringList{"vision-leads"}}}))
 	return team.Name, portal, db
 }

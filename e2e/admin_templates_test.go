@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -61,7 +62,7 @@ func TestAdminPublishesATemplateForANewTeamAndAResearcherLaunchesIt(t *testing.T
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, db.UpsertTeams(ctx, []store.Team{{Name: team.Name, DisplayName: team.DisplayName, CostCenter: team.CostCenter,
+	require.NoError(t, db.UpsertTeams(ctx, []roster.Team{{Name: team.Name, DisplayName: team.DisplayName, CostCenter: team.CostCenter,
 		MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups}}))
 	name := "e2e-" + team.Name
 

@@ -36,6 +36,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -105,9 +106,9 @@ func BenchmarkLoad(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })
 	require.NoError(b, store.Migrate(b.Context(), db.SQL(), slog.New(slog.DiscardHandler)))
-	var rows []store.Team
+	var rows []roster.Team
 	for _, t := range teams {
-		rows = append(rows, store.Team{Name: t.Name, DisplayName: "Load " + t.Name, MemberGroups: store.StringList{t.group},
+		rows = append(rows, roster.Team{Name: t.Name, DisplayName: "Load " + t.Name, MemberGroups: store.StringList{t.group},
 			LeadGroups: store.StringList(t.LeadGroups)})
 	}
 	require.NoError(b, db.UpsertTeams(b.Context(), rows))

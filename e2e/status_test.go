@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -47,7 +48,7 @@ func statusTeam(t *testing.T) (*stacktest.Env, string, *Portal) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
-	require.NoError(t, db.UpsertTeams(ctx, []store.Team{{Name: team.Name, DisplayName: "Status test team",
+	require.NoError(t, db.UpsertTeams(ctx, []roster.Team{{Name: team.Name, DisplayName: "Status test team",
 		MemberGroups: store.StringList{"vision-researchers"}, LeadGroups: store.StringList{"vision-leads"}}}))
 	return env, team.Name, portal
 }

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/naming"
 )
@@ -96,7 +95,7 @@ func TestIdleNotebookIsWarnedThenStoppedWithItsWorkspace(t *testing.T) {
 	bob := apiClient{t: t, u: p.withToken(t, "bob", apiToken(t, bobBrowser, bobBrowser.csrf())), spec: spec}
 	erinBrowser := p.signIn(t, "erin")
 	erin := apiClient{t: t, u: p.withToken(t, "erin", apiToken(t, erinBrowser, erinBrowser.csrf())), spec: spec}
-	ns := devcluster.Team{Name: "vision"}.Namespace()
+	ns := naming.Namespace("vision")
 	ctx := context.Background()
 
 	launchNotebook := func() (string, string) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -22,7 +23,7 @@ type Store interface {
 	CreateAcceptanceRun(ctx context.Context, r store.AcceptanceRun) (store.AcceptanceRun, error)
 	AcceptanceRun(ctx context.Context, id int64) (store.AcceptanceRun, error)
 	AcceptanceRuns(ctx context.Context, pool string, limit int) ([]store.AcceptanceRun, error)
-	TeamByName(ctx context.Context, name string) (store.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
 }
 
 // Person is who asks, as the web layer resolved them.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -57,9 +58,9 @@ func TestGenerateToken(t *testing.T) {
 	assert.Len(t, a.Prefix, len(TokenPrefix)+6)
 }
 
-type teamList []store.Team
+type teamList []roster.Team
 
-func (l teamList) ActiveTeams(context.Context) ([]store.Team, error) { return l, nil }
+func (l teamList) ActiveTeams(context.Context) ([]roster.Team, error) { return l, nil }
 
 func TestResolveRoles(t *testing.T) {
 	teams := teamList{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -78,7 +79,7 @@ func (u *User) HasTeam() bool { return len(u.Teams) > 0 }
 
 // TeamLister lists the teams that exist now.
 type TeamLister interface {
-	ActiveTeams(ctx context.Context) ([]store.Team, error)
+	ActiveTeams(ctx context.Context) ([]roster.Team, error)
 }
 
 // Resolver turns a stored user into a User with teams and role.

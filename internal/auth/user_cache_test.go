@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 type countingUsers struct {
 	Store
 	user  store.User
-	teams []store.Team
+	teams []roster.Team
 	users atomic.Int64
 	lists atomic.Int64
 }
@@ -26,14 +27,14 @@ func (s *countingUsers) UserByID(context.Context, int64) (store.User, error) {
 	return s.user, nil
 }
 
-func (s *countingUsers) ActiveTeams(context.Context) ([]store.Team, error) {
+func (s *countingUsers) ActiveTeams(context.Context) ([]roster.Team, error) {
 	s.lists.Add(1)
 	return s.teams, nil
 }
 
 func TestSessionUserReadOncePerTTL(t *testing.T) {
 	s := &countingUsers{user: store.User{ID: 7, Username: "alice", Groups: []string{"vision"}},
-		teams: []store.Team{{Name: "vision", MemberGroups: []string{"vision"}}}}
+		teams: []roster.Team{{Name: "vision", MemberGroups: []string{"vision"}}}}
 	a := &Authenticator{Store: s, Resolver: Resolver{Teams: s}}
 	ctx := context.Background()
 	for range 100 {
@@ -47,7 +48,7 @@ func TestSessionUserReadOncePerTTL(t *testing.T) {
 	assert.Equal(t, int64(1), s.lists.Load(), "team reads for 100 views")
 
 	// A team edit on this replica shows on the next view.
-	s.teams = []store.Team{{Name: "vision", MemberGroups: []string{"vision"}}, {Name: "nlp", MemberGroups: []string{"vision"}}}
+	s.teams = []roster.Team{{Name: "vision", MemberGroups: []string{"vision"}}, {Name: "nlp", MemberGroups: []string{"vision"}}}
 	a.ForgetUsers()
 	u, err := a.load(ctx, 7)
 	require.NoError(t, err)

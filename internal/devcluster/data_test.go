@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 func repoLayout(t *testing.T) Layout {
@@ -81,11 +82,11 @@ func TestTeamClusterQueue(t *testing.T) {
 			Capacity: map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "cpu": "64"}},
 		{Name: "cpu", Capacity: map[corev1.ResourceName]string{"cpu": "64"}},
 	}
-	team := Team{Name: "vision", MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"},
+	team := Team{roster.Entry{Team: roster.Team{Name: "vision", MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"}},
 		Quotas: map[string]corev1.ResourceList{
 			"gpu": {"nvidia.com/gpu": resource.MustParse("4"), "cpu": resource.MustParse("32")},
 			"cpu": {"cpu": resource.MustParse("16")},
-		}}
+		}}}
 	objs, err := team.Objects("gantry", pools)
 	require.NoError(t, err)
 	cq := find[*kueue.ClusterQueue](t, objs)
@@ -122,7 +123,7 @@ func TestTeamClusterQueue(t *testing.T) {
 }
 
 func TestTeamWithQuotaForUnknownPoolIsRejected(t *testing.T) {
-	team := Team{Name: "x", Quotas: map[string]corev1.ResourceList{"nope": {"cpu": resource.MustParse("1")}}}
+	team := Team{roster.Entry{Team: roster.Team{Name: "x"}, Quotas: map[string]corev1.ResourceList{"nope": {"cpu": resource.MustParse("1")}}}}
 	_, err := team.Objects("gantry", []Pool{{Name: "cpu"}})
 	assert.ErrorContains(t, err, `unknown pool "nope"`)
 }

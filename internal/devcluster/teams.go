@@ -3,15 +3,13 @@ package devcluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -19,36 +17,29 @@ import (
 // --admin-groups), bound to naming.AdminRole in every team namespace.
 const AdminGroup = "gantry-admins"
 
-// Team is one team of deploy/local/teams.yaml.
-type Team struct {
-	Name         string   `json:"name"`
-	DisplayName  string   `json:"displayName,omitempty"`
-	CostCenter   string   `json:"costCenter,omitempty"`
-	MemberGroups []string `json:"memberGroups,omitempty"`
-	LeadGroups   []string `json:"leadGroups,omitempty"`
-	// Quotas is the nominal quota per ResourceFlavor (= pool name).
-	Quotas map[string]corev1.ResourceList `json:"quotas,omitempty"`
-}
+// Team is one team of deploy/local/teams.yaml: its record and quotas.
+type Team struct{ roster.Entry }
 
 // Teams is the content of teams.yaml.
 type Teams struct {
 	// Cohort is the Kueue cohort every team's ClusterQueue joins.
-	Cohort string `json:"cohort"`
-	Teams  []Team `json:"teams"`
+	Cohort string
+	Teams  []Team
 }
 
-// LoadTeams reads a teams file.
+// LoadTeams reads a teams file (roster.ReadFile); the local stack needs its
+// cohort.
 func LoadTeams(path string) (Teams, error) {
-	b, err := os.ReadFile(path)
+	f, err := roster.ReadFile(path)
 	if err != nil {
-		return Teams{}, fmt.Errorf("read teams: %w", err)
+		return Teams{}, err
 	}
-	var t Teams
-	if err := yaml.UnmarshalStrict(b, &t); err != nil {
-		return Teams{}, fmt.Errorf("parse %s: %w", path, err)
-	}
-	if t.Cohort == "" {
+	if f.Cohort == "" {
 		return Teams{}, fmt.Errorf("parse %s: cohort is required", path)
+	}
+	t := Teams{Cohort: f.Cohort}
+	for _, e := range f.Teams {
+		t.Teams = append(t.Teams, Team{e})
 	}
 	return t, nil
 }
@@ -70,9 +61,8 @@ func (t Team) Objects(cohort string, pools []Pool) ([]runtime.Object, error) {
 // clusterTeam is the team as internal/teams makes it; the local portal runs
 // on the host, but team NetworkPolicies admit the system namespace, where
 // the chart runs it.
-func (t Team) clusterTeam() teams.Team {
-	return teams.Team{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter,
-		MemberGroups: t.MemberGroups, LeadGroups: t.LeadGroups, Quotas: t.Quotas,
+func (t Team) clusterTeam() teams.Spec {
+	return teams.Spec{Team: t.Team, Quotas: t.Quotas,
 		AdminGroups: []string{AdminGroup}, PortalNamespace: naming.SystemNamespace}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -66,7 +67,7 @@ func setup(t *testing.T) fixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, db.UpsertTeams(ctx, []store.Team{{Name: team.Name, DisplayName: team.DisplayName, CostCenter: team.CostCenter,
+	require.NoError(t, db.UpsertTeams(ctx, []roster.Team{{Name: team.Name, DisplayName: team.DisplayName, CostCenter: team.CostCenter,
 		MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups}}))
 	_, err = launch.SeedTemplates(ctx, db, repoPath("deploy", "templates"))
 	require.NoError(t, err)

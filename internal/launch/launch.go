@@ -31,6 +31,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -81,7 +82,7 @@ func (e *ForbiddenError) Problem() problem.Problem {
 // Store is what launches need from the database.
 type Store interface {
 	TemplateVersionOf(ctx context.Context, name string, version int) (store.TemplateVersion, error)
-	TeamByName(ctx context.Context, name string) (store.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
 	RecordLaunchAudited(ctx context.Context, l store.Launch, e *store.AuditEntry) (store.Launch, error)
 	LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error)
 	MarkLaunchDeleted(ctx context.Context, namespace, name, by string, at time.Time) error

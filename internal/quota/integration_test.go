@@ -24,6 +24,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
@@ -84,12 +85,12 @@ func newFixture(t *testing.T) *fixture {
 	p, err := teams.NewProvisioner(env.RESTConfig, "")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Delete(context.Background(), name) })
-	team := teams.Team{Name: name, MemberGroups: []string{name + "-researchers"}, LeadGroups: []string{name + "-leads"},
+	team := teams.Spec{Team: roster.Team{Name: name, MemberGroups: []string{name + "-researchers"}, LeadGroups: []string{name + "-leads"}},
 		Quotas: teams.ZeroQuotas(flavors), BorrowCPUAndMemory: true}
 	require.NoError(t, p.Apply(ctx, team, "cohort-"+name, flavors, teams.ApplyOptions{KeepQuota: true}))
-	_, err = db.SaveTeam(ctx, store.Team{Name: name, DisplayName: name, MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups})
+	_, err = db.SaveTeam(ctx, roster.Team{Name: name, DisplayName: name, MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups})
 	require.NoError(t, err)
-	_, err = db.SaveTeam(ctx, store.Team{Name: "other-" + name})
+	_, err = db.SaveTeam(ctx, roster.Team{Name: "other-" + name})
 	require.NoError(t, err)
 	require.NoError(t, db.ReplaceCeilings(ctx, name, []store.TeamCeiling{{Flavor: h100, Resource: gpu, Ceiling: 4}}))
 	return &fixture{env: env, dsn: dsn, db: db, team: name, clock: &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},

@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
@@ -51,7 +52,7 @@ type Actor struct {
 
 // Store is what quota needs from the database.
 type Store interface {
-	TeamByName(ctx context.Context, name string) (store.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
 	CreateQuotaRequest(ctx context.Context, r store.QuotaRequest) (store.QuotaRequest, error)
 	WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time) (store.QuotaRequest, error)
 	QuotaRequestByID(ctx context.Context, id int64) (store.QuotaRequest, error)

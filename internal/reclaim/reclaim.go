@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -63,7 +64,7 @@ type Store interface {
 
 // Teams checks that a policy names a team.
 type Teams interface {
-	TeamByName(ctx context.Context, name string) (store.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
 }
 
 // Metrics reads the GPUs' utilization.

@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/reclaim"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -215,7 +216,7 @@ func TestPolicyBounds(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
-	require.NoError(t, db.UpsertTeams(ctx, []store.Team{{Name: "vision", DisplayName: "Vision"}}))
+	require.NoError(t, db.UpsertTeams(ctx, []roster.Team{{Name: "vision", DisplayName: "Vision"}}))
 	r := &reclaim.Reclaimer{Settings: reclaim.DefaultSettings(), Store: db, Teams: db, Audit: audit.New(db, nil), Log: slog.New(slog.DiscardHandler)}
 	admin := reclaim.Actor{Username: "erin"}
 	_, err = r.SetPolicy(ctx, admin, reclaim.Policy{Team: "vision", Kind: catalog.KindNotebook, Threshold: 5, Window: time.Minute, Grace: time.Minute, Extension: time.Hour})

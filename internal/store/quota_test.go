@@ -8,12 +8,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 func TestWithdrawOnlyOwnOpenRequest(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	_, err := s.SaveTeam(ctx, Team{Name: "vision"})
+	_, err := s.SaveTeam(ctx, roster.Team{Name: "vision"})
 	require.NoError(t, err)
 	r, err := s.CreateQuotaRequest(ctx, QuotaRequest{Team: "vision", Flavor: "h100", Resource: "nvidia.com/gpu", Delta: 2, Reason: "x", Requester: "alice", CreatedAt: time.Now()})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -163,7 +164,7 @@ func TestUsersWithTheSameUsernameAndDifferentSubjectsStayTwo(t *testing.T) {
 func TestTeamsSeedAndUpsert(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	teams, err := ParseTeams([]byte(`
+	f, err := roster.Parse([]byte(`
 cohort: gantry
 teams:
   - name: vision
@@ -177,40 +178,21 @@ teams:
     memberGroups: [nlp-researchers]
 `))
 	require.NoError(t, err)
-	require.NoError(t, s.UpsertTeams(ctx, teams))
-	require.NoError(t, s.UpsertTeams(ctx, teams), "upsert is repeatable")
+	require.NoError(t, s.UpsertTeams(ctx, f.Records()))
+	require.NoError(t, s.UpsertTeams(ctx, f.Records()), "upsert is repeatable")
 
 	got, err := s.ActiveTeams(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, "nlp", got[0].Name)
 	assert.Equal(t, "nlp", got[0].DisplayName)
-	assert.Equal(t, StringList{}, got[0].LeadGroups)
+	assert.Equal(t, []string{}, got[0].LeadGroups)
 	assert.Equal(t, "Computer Vision", got[1].DisplayName)
 	assert.Equal(t, "CC-1001", got[1].CostCenter)
-	assert.Equal(t, StringList{"vision-leads"}, got[1].LeadGroups)
+	assert.Equal(t, []string{"vision-leads"}, got[1].LeadGroups)
 
 	_, err = s.TeamByName(ctx, "nope")
 	assert.ErrorIs(t, err, ErrNotFound)
-}
-
-func TestParseTeamsInvalid(t *testing.T) {
-	cases := map[string]struct {
-		yaml    string
-		wantErr string
-	}{
-		"no name":        {yaml: "teams:\n  - displayName: X\n", wantErr: "has no name"},
-		"duplicate":      {yaml: "teams:\n  - name: a\n  - name: a\n", wantErr: "listed twice"},
-		"not yaml":       {yaml: "teams: [", wantErr: "parse teams"},
-		"misspelt field": {yaml: "teams:\n  - name: a\n    memberGroup: [a-researchers]\n", wantErr: `unknown field "memberGroup"`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := ParseTeams([]byte(tc.yaml))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-		})
-	}
 }
 
 func TestAPITokens(t *testing.T) {

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"gorm.io/gorm/clause"
+
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
-// Team is a group of people sharing a namespace, queue and quota; its
-// members and leads are named by IdP groups.
-type Team struct {
+// teamRow is how Postgres keeps a roster.Team.
+type teamRow struct {
 	ID           int64
 	Name         string
 	DisplayName  string
@@ -22,15 +23,39 @@ type Team struct {
 	UpdatedAt    time.Time
 }
 
+func (teamRow) TableName() string { return "teams" }
+
+func rowOfTeam(t roster.Team) teamRow {
+	return teamRow{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter,
+		MemberGroups: StringList(nonNil(t.MemberGroups)), LeadGroups: StringList(nonNil(t.LeadGroups)), RetiredAt: t.RetiredAt}
+}
+
+func (r teamRow) team() roster.Team {
+	return roster.Team{Name: r.Name, DisplayName: r.DisplayName, CostCenter: r.CostCenter,
+		MemberGroups: nonNil(r.MemberGroups), LeadGroups: nonNil(r.LeadGroups), RetiredAt: r.RetiredAt}
+}
+
+func teamsOfRows(rows []teamRow) []roster.Team {
+	out := make([]roster.Team, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.team())
+	}
+	return out
+}
+
 // UpsertTeams creates the teams or updates them by name (and un-retires them).
-func (s *Store) UpsertTeams(ctx context.Context, teams []Team) error {
+func (s *Store) UpsertTeams(ctx context.Context, teams []roster.Team) error {
 	if len(teams) == 0 {
 		return nil
+	}
+	rows := make([]teamRow, 0, len(teams))
+	for _, t := range teams {
+		rows = append(rows, rowOfTeam(t))
 	}
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "name"}},
 		DoUpdates: clause.AssignmentColumns([]string{"display_name", "cost_center", "member_groups", "lead_groups", "retired_at", "updated_at"}),
-	}).Omit("id", "created_at").Create(&teams).Error
+	}).Omit("id", "created_at").Create(&rows).Error
 	if err != nil {
 		return fmt.Errorf("upsert %d teams: %w", len(teams), err)
 	}
@@ -38,19 +63,31 @@ func (s *Store) UpsertTeams(ctx context.Context, teams []Team) error {
 }
 
 // ActiveTeams returns all teams that are not retired, ordered by name.
-func (s *Store) ActiveTeams(ctx context.Context) ([]Team, error) {
-	var teams []Team
-	if err := s.db.WithContext(ctx).Where("retired_at IS NULL").Order("name").Find(&teams).Error; err != nil {
+func (s *Store) ActiveTeams(ctx context.Context) ([]roster.Team, error) {
+	var rows []teamRow
+	if err := s.db.WithContext(ctx).Where("retired_at IS NULL").Order("name").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list active teams: %w", err)
 	}
-	return teams, nil
+	return teamsOfRows(rows), nil
 }
 
 // TeamByName returns the team, or ErrNotFound.
-func (s *Store) TeamByName(ctx context.Context, name string) (Team, error) {
-	var t Team
-	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&t).Error; err != nil {
-		return Team{}, fmt.Errorf("get team %s: %w", name, notFound(err))
+func (s *Store) TeamByName(ctx context.Context, name string) (roster.Team, error) {
+	var r teamRow
+	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
+		return roster.Team{}, fmt.Errorf("get team %s: %w", name, notFound(err))
 	}
-	return t, nil
+	return r.team(), nil
+}
+
+// SeedTeamsFile upserts the teams listed in the teams file at path.
+func (s *Store) SeedTeamsFile(ctx context.Context, path string) (int, error) {
+	f, err := roster.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("seed teams: %w", err)
+	}
+	if err := s.UpsertTeams(ctx, f.Records()); err != nil {
+		return 0, fmt.Errorf("seed teams from %s: %w", path, err)
+	}
+	return len(f.Teams), nil
 }

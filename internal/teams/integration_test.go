@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -53,12 +54,12 @@ func clusterFlavors(t *testing.T, env *stacktest.Env) []teams.Flavor {
 	return flavors
 }
 
-func randomTeam(t *testing.T) teams.Team {
+func randomTeam(t *testing.T) teams.Spec {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	name := "p" + hex.EncodeToString(b)
-	return teams.Team{Name: name, DisplayName: "Provisioned " + name, CostCenter: "CC-9",
-		MemberGroups: []string{name + "-researchers"}, LeadGroups: []string{name + "-leads"}, BorrowCPUAndMemory: true}
+	return teams.Spec{Team: roster.Team{Name: name, DisplayName: "Provisioned " + name, CostCenter: "CC-9",
+		MemberGroups: []string{name + "-researchers"}, LeadGroups: []string{name + "-leads"}}, BorrowCPUAndMemory: true}
 }
 
 func TestCreatingATeamMakesItsObjectsAndAResearcherCanLaunch(t *testing.T) {

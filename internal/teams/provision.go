@@ -42,11 +42,11 @@ type Provisioner struct {
 	kueue kueueclient.Interface
 	// fieldManager names the server-side apply owner; naming.FieldManager by default.
 	fieldManager string
-	// adminGroups and portalNamespace fill the Team fields of that name
+	// adminGroups and portalNamespace fill the Spec fields of that name
 	// where a team leaves them empty: they are the installation's.
 	adminGroups     []string
 	portalNamespace string
-	// identities fill Team.Identities where a team leaves it zero.
+	// identities fill Spec.Identities where a team leaves it zero.
 	identities identity.Prefixes
 }
 
@@ -98,14 +98,14 @@ func NewProvisioner(cfg *rest.Config, fieldManager string, opts ...ProvisionerOp
 // ApplyOptions change how Apply treats existing objects.
 type ApplyOptions struct {
 	// KeepQuota keeps the quota lines of an existing ClusterQueue (the
-	// grants applied to it) instead of resetting them to Team.Quotas.
+	// grants applied to it) instead of resetting them to Spec.Quotas.
 	KeepQuota bool
 }
 
 // Apply creates or updates the team's objects with server-side apply; it is
 // idempotent. If the team did not exist before and a step fails, what was
 // created is deleted again, so a failed create leaves nothing behind.
-func (p *Provisioner) Apply(ctx context.Context, t Team, cohort string, flavors []Flavor, opts ApplyOptions) error {
+func (p *Provisioner) Apply(ctx context.Context, t Spec, cohort string, flavors []Flavor, opts ApplyOptions) error {
 	if len(t.AdminGroups) == 0 {
 		t.AdminGroups = p.adminGroups
 	}

@@ -24,15 +24,15 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
-// Team is what the cluster needs to know about a team.
-type Team struct {
-	Name         string
-	DisplayName  string
-	CostCenter   string
-	MemberGroups []string
-	LeadGroups   []string
+// Spec is what the cluster needs to know about a team: its record and,
+// beside it, what only the cluster keeps (quotas) or what the portal or the
+// local stack decides for every team (admin groups, portal namespace,
+// identity prefixes).
+type Spec struct {
+	roster.Team
 	// Quotas is the nominal quota per flavor; a flavor listed with an empty
 	// list gets a zero quota line (so grants can raise it later), a flavor
 	// not listed gets no line at all.
@@ -60,10 +60,10 @@ type Flavor struct {
 }
 
 // Namespace is the team's namespace.
-func (t Team) Namespace() string { return naming.Namespace(t.Name) }
+func (t Spec) Namespace() string { return naming.Namespace(t.Name) }
 
 // ClusterQueue is the name of the team's ClusterQueue.
-func (t Team) ClusterQueue() string { return naming.ClusterQueue(t.Name) }
+func (t Spec) ClusterQueue() string { return naming.ClusterQueue(t.Name) }
 
 // IsAccelerator reports whether a resource is a GPU or GPU slice.
 func IsAccelerator(name corev1.ResourceName) bool {
@@ -71,7 +71,7 @@ func IsAccelerator(name corev1.ResourceName) bool {
 }
 
 // Objects are the team's cluster objects, in the order they are applied.
-func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) {
+func Objects(t Spec, cohort string, flavors []Flavor) ([]runtime.Object, error) {
 	for flavor := range t.Quotas {
 		if !slices.ContainsFunc(flavors, func(f Flavor) bool { return f.Name == flavor }) {
 			return nil, fmt.Errorf("team %s: quota for unknown pool %q", t.Name, flavor)
@@ -127,7 +127,7 @@ func Objects(t Team, cohort string, flavors []Flavor) ([]runtime.Object, error) 
 // networkPolicy denies ingress to every pod of the team namespace except
 // from pods of the same namespace and the portal's pods (notebook and
 // endpoint proxy), so no other team reaches a team's notebooks or endpoints.
-func networkPolicy(t Team, labels map[string]string) *networkingv1.NetworkPolicy {
+func networkPolicy(t Spec, labels map[string]string) *networkingv1.NetworkPolicy {
 	from := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}
 	if t.PortalNamespace != "" {
 		from = append(from, networkingv1.NetworkPolicyPeer{
@@ -191,7 +191,7 @@ func FlavorOrder(flavors []Flavor) []Flavor {
 	return out
 }
 
-func clusterQueue(t Team, cohort string, flavors []Flavor, labels map[string]string) *kueue.ClusterQueue {
+func clusterQueue(t Spec, cohort string, flavors []Flavor, labels map[string]string) *kueue.ClusterQueue {
 	covered := CoveredResources(flavors)
 	var fqs []kueue.FlavorQuotas
 	for _, f := range FlavorOrder(flavors) {

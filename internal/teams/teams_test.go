@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 var testFlavors = []Flavor{
@@ -25,7 +26,7 @@ var testFlavors = []Flavor{
 }
 
 func TestObjects(t *testing.T) {
-	team := Team{Name: "vision", CostCenter: "CC-1", MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"},
+	team := Spec{Team: roster.Team{Name: "vision", CostCenter: "CC-1", MemberGroups: []string{"vision-researchers"}, LeadGroups: []string{"vision-leads"}},
 		Quotas: map[string]corev1.ResourceList{"gpu": {"nvidia.com/gpu": resource.MustParse("4")}, "cpu": {"cpu": resource.MustParse("16")}}}
 	objs, err := Objects(team, "gantry", testFlavors)
 	require.NoError(t, err)
@@ -59,7 +60,7 @@ func TestObjects(t *testing.T) {
 }
 
 func TestRoleBindingsBindConfiguredGroupPrefix(t *testing.T) {
-	team := Team{Name: "vision", MemberGroups: []string{"vision-researchers", "system:masters"},
+	team := Spec{Team: roster.Team{Name: "vision", MemberGroups: []string{"vision-researchers", "system:masters"}},
 		Identities: identity.Prefixes{UserPrefix: "corp:", GroupPrefix: "corp-group:"}}
 	objs, err := Objects(team, "gantry", testFlavors)
 	require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestRoleBindingsBindConfiguredGroupPrefix(t *testing.T) {
 }
 
 func TestAdminsAndPortalReachOnlyTeamNamespaces(t *testing.T) {
-	team := Team{Name: "vision", MemberGroups: []string{"vision-researchers"}, AdminGroups: []string{"gantry-admins"}, PortalNamespace: "gantry-system"}
+	team := Spec{Team: roster.Team{Name: "vision", MemberGroups: []string{"vision-researchers"}}, AdminGroups: []string{"gantry-admins"}, PortalNamespace: "gantry-system"}
 	objs, err := Objects(team, "gantry", testFlavors)
 	require.NoError(t, err)
 
@@ -107,7 +108,7 @@ func TestBorrowing(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			team := Team{Name: "x", Quotas: ZeroQuotas(testFlavors), BorrowCPUAndMemory: tc.borrowCPU}
+			team := Spec{Team: roster.Team{Name: "x"}, Quotas: ZeroQuotas(testFlavors), BorrowCPUAndMemory: tc.borrowCPU}
 			objs, err := Objects(team, "gantry", testFlavors)
 			require.NoError(t, err)
 			cq := find[*kueue.ClusterQueue](t, objs)
@@ -128,7 +129,7 @@ func TestBorrowing(t *testing.T) {
 }
 
 func TestQuotaForUnknownFlavorIsRejected(t *testing.T) {
-	_, err := Objects(Team{Name: "x", Quotas: map[string]corev1.ResourceList{"nope": {}}}, "gantry", testFlavors)
+	_, err := Objects(Spec{Team: roster.Team{Name: "x"}, Quotas: map[string]corev1.ResourceList{"nope": {}}}, "gantry", testFlavors)
 	assert.ErrorContains(t, err, `unknown pool "nope"`)
 }
 

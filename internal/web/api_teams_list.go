@@ -7,7 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/naming"
-	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 // apiTeam is a team as admins manage it.
@@ -29,7 +29,7 @@ type apiCeiling struct {
 	GPUs     int64  `json:"gpus"`
 }
 
-func apiTeamOf(t store.Team) apiTeam {
+func apiTeamOf(t roster.Team) apiTeam {
 	out := apiTeam{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter, Namespace: naming.Namespace(t.Name),
 		MemberGroups: append([]string{}, t.MemberGroups...), LeadGroups: append([]string{}, t.LeadGroups...), RetiredAt: t.RetiredAt}
 	return out

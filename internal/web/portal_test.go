@@ -26,6 +26,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/static"
 )
@@ -105,9 +106,9 @@ func startPortal(t *testing.T, opts portalOptions) *portal {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, store.Migrate(ctx, db.SQL(), log))
-	teams, err := store.ParseTeams([]byte(testTeams))
+	teams, err := roster.Parse([]byte(testTeams))
 	require.NoError(t, err)
-	require.NoError(t, db.UpsertTeams(ctx, teams))
+	require.NoError(t, db.UpsertTeams(ctx, teams.Records()))
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

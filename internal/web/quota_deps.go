@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 )
@@ -38,15 +39,15 @@ type QuotaStore interface {
 	Notifications(ctx context.Context, username string, limit int) ([]store.Notification, error)
 	UnreadNotifications(ctx context.Context, username string) (int, error)
 	MarkNotificationsRead(ctx context.Context, username string, at time.Time) error
-	AllTeams(ctx context.Context) ([]store.Team, error)
-	TeamByName(ctx context.Context, name string) (store.Team, error)
+	AllTeams(ctx context.Context) ([]roster.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
 	AuditPage(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, bool, error)
 }
 
 // TeamAdmin creates, edits and retires teams.
 type TeamAdmin interface {
-	Create(ctx context.Context, by teamadmin.Actor, f teamadmin.Form) (store.Team, error)
-	Update(ctx context.Context, by teamadmin.Actor, f teamadmin.Form) (store.Team, error)
+	Create(ctx context.Context, by teamadmin.Actor, f teamadmin.Form) (roster.Team, error)
+	Update(ctx context.Context, by teamadmin.Actor, f teamadmin.Form) (roster.Team, error)
 	Retire(ctx context.Context, by teamadmin.Actor, name string) error
 }
 

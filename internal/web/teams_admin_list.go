@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -29,7 +30,7 @@ func (h *handler) renderTeamsAdmin(c *gin.Context, status int, form views.TeamFo
 	h.render(c, status, views.TeamsAdminPage(h.nav(c, "teams"), p))
 }
 
-func teamRow(t store.Team) views.TeamRow {
+func teamRow(t roster.Team) views.TeamRow {
 	return views.TeamRow{Name: t.Name, DisplayName: t.DisplayName, CostCenter: t.CostCenter,
 		MemberGroups: t.MemberGroups, LeadGroups: t.LeadGroups, RetiredAt: t.RetiredAt}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/roster"
 )
 
 // TeamSpec describes a throwaway team.
@@ -37,14 +38,16 @@ func (e *Env) Team(t testing.TB, spec TeamSpec) devcluster.Team {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	name := "t" + hex.EncodeToString(b)
-	team := devcluster.Team{
-		Name:         name,
-		DisplayName:  "Test team " + t.Name(),
-		CostCenter:   "CC-TEST",
-		MemberGroups: []string{name + "-researchers"},
-		LeadGroups:   []string{name + "-leads"},
-		Quotas:       spec.Quotas,
-	}
+	team := devcluster.Team{Entry: roster.Entry{
+		Team: roster.Team{
+			Name:         name,
+			DisplayName:  "Test team " + t.Name(),
+			CostCenter:   "CC-TEST",
+			MemberGroups: []string{name + "-researchers"},
+			LeadGroups:   []string{name + "-leads"},
+		},
+		Quotas: spec.Quotas,
+	}}
 	if len(spec.MemberGroups) > 0 {
 		team.MemberGroups = spec.MemberGroups
 	}

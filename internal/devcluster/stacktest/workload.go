@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
-	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/naming"
 )
 
@@ -91,7 +90,7 @@ func RestrictedPodSpec(requests corev1.ResourceList) corev1.PodSpec {
 // on the Job and its pod template and a RestrictedPodSpec.
 func CompliantJob(team, name string, requests corev1.ResourceList) *batchv1.Job {
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: devcluster.Team{Name: team}.Namespace(),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: naming.Namespace(team),
 			Labels: WorkloadLabels(team, name, catalog.KindTraining)},
 		Spec: batchv1.JobSpec{
 			Suspend:      ptr.To(true),

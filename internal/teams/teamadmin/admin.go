@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
@@ -63,8 +64,8 @@ func (e *ValidationError) Error() string {
 
 // AdminStore is what team administration needs from the database.
 type AdminStore interface {
-	TeamByName(ctx context.Context, name string) (store.Team, error)
-	SaveTeam(ctx context.Context, t store.Team) (store.Team, error)
+	TeamByName(ctx context.Context, name string) (roster.Team, error)
+	SaveTeam(ctx context.Context, t roster.Team) (roster.Team, error)
 	RetireTeam(ctx context.Context, name string, at time.Time) error
 	ReplaceCeilings(ctx context.Context, team string, cs []store.TeamCeiling) error
 }
@@ -142,14 +143,14 @@ func (f *Form) validate(create bool) error {
 // Create makes a new team: cluster objects first (they clean up after
 // themselves if a step fails), then the database row and ceilings. A team
 // with that name that exists already is refused.
-func (a *Admin) Create(ctx context.Context, by Actor, f Form) (store.Team, error) {
+func (a *Admin) Create(ctx context.Context, by Actor, f Form) (roster.Team, error) {
 	if err := f.validate(true); err != nil {
-		return store.Team{}, err
+		return roster.Team{}, err
 	}
 	if _, err := a.store.TeamByName(ctx, f.Name); err == nil {
-		return store.Team{}, &ValidationError{Fields: map[string]string{FieldName: fmt.Sprintf("A team named %s exists already; choose another name or edit that team.", f.Name)}}
+		return roster.Team{}, &ValidationError{Fields: map[string]string{FieldName: fmt.Sprintf("A team named %s exists already; choose another name or edit that team.", f.Name)}}
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return store.Team{}, fmt.Errorf("create team %s: %w", f.Name, err)
+		return roster.Team{}, fmt.Errorf("create team %s: %w", f.Name, err)
 	}
 	t, err := a.save(ctx, by, f, ActionCreate)
 	return t, err
@@ -157,33 +158,32 @@ func (a *Admin) Create(ctx context.Context, by Actor, f Form) (store.Team, error
 
 // Update changes a team's display name, cost center, groups and ceilings
 // and re-applies its cluster objects, keeping the ClusterQueue's quota.
-func (a *Admin) Update(ctx context.Context, by Actor, f Form) (store.Team, error) {
+func (a *Admin) Update(ctx context.Context, by Actor, f Form) (roster.Team, error) {
 	if err := f.validate(false); err != nil {
-		return store.Team{}, err
+		return roster.Team{}, err
 	}
 	if _, err := a.store.TeamByName(ctx, f.Name); err != nil {
-		return store.Team{}, fmt.Errorf("update team %s: %w", f.Name, err)
+		return roster.Team{}, fmt.Errorf("update team %s: %w", f.Name, err)
 	}
 	return a.save(ctx, by, f, ActionUpdate)
 }
 
-func (a *Admin) save(ctx context.Context, by Actor, f Form, action string) (store.Team, error) {
+func (a *Admin) save(ctx context.Context, by Actor, f Form, action string) (roster.Team, error) {
 	flavors, err := a.flavors()
 	if err != nil {
-		return store.Team{}, fmt.Errorf("save team %s: %w", f.Name, err)
+		return roster.Team{}, fmt.Errorf("save team %s: %w", f.Name, err)
 	}
-	ct := teams.Team{Name: f.Name, DisplayName: f.DisplayName, CostCenter: f.CostCenter, MemberGroups: f.MemberGroups, LeadGroups: f.LeadGroups,
-		Quotas: teams.ZeroQuotas(flavors), BorrowCPUAndMemory: true}
-	if err := a.prov.Apply(ctx, ct, a.cohort, flavors, teams.ApplyOptions{KeepQuota: true}); err != nil {
-		return store.Team{}, kube.MapError(err)
+	rec := roster.Team{Name: f.Name, DisplayName: f.DisplayName, CostCenter: f.CostCenter, MemberGroups: f.MemberGroups, LeadGroups: f.LeadGroups}
+	spec := teams.Spec{Team: rec, Quotas: teams.ZeroQuotas(flavors), BorrowCPUAndMemory: true}
+	if err := a.prov.Apply(ctx, spec, a.cohort, flavors, teams.ApplyOptions{KeepQuota: true}); err != nil {
+		return roster.Team{}, kube.MapError(err)
 	}
-	t, err := a.store.SaveTeam(ctx, store.Team{Name: f.Name, DisplayName: f.DisplayName, CostCenter: f.CostCenter,
-		MemberGroups: store.StringList(f.MemberGroups), LeadGroups: store.StringList(f.LeadGroups)})
+	t, err := a.store.SaveTeam(ctx, rec)
 	if err != nil {
 		if action == ActionCreate {
 			err = errors.Join(err, kube.MapError(a.prov.Delete(ctx, f.Name)))
 		}
-		return store.Team{}, err
+		return roster.Team{}, err
 	}
 	if err := a.store.ReplaceCeilings(ctx, f.Name, f.Ceilings); err != nil {
 		return t, err
