@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,8 +63,8 @@ func BenchmarkLaunch(b *testing.B) {
 	seconds := loadSize(b, "GANTRY_LAUNCH_SECONDS", 60)
 	env := stacktest.Stack(b)
 	issuer := stacktest.FreshIdP(b)
-	teams, dsn := benchTeams(b, env)
-	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
+	teams, seedTeams := benchTeams(b, env)
+	portal := StartPortal(b, seedTeams, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
 		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")))
 
 	type launcher struct {
@@ -81,7 +81,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	b.Logf("%d users signed in and made API tokens in %s", len(users), time.Since(start).Round(time.Second))
 
-	db, err := store.Open(b.Context(), dsn)
+	db, err := store.Open(b.Context(), portal.DatabaseURL)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })
 	tv, err := db.TemplateVersionOf(b.Context(), launchBenchTemplate, 0)
@@ -228,29 +228,25 @@ func openLoop(ctx context.Context, t0 time.Time, interval time.Duration, n int, 
 }
 
 // benchTeams makes the three load teams (members load<i>-researchers, one
-// H100 of quota each, so launches queue) and a database that knows them.
-func benchTeams(b *testing.B, env *stacktest.Env) ([]*loadTeam, string) {
+// H100 of quota each, so launches queue) and the portal option that seeds
+// them into its database from a teams file.
+func benchTeams(b *testing.B, env *stacktest.Env) ([]*loadTeam, PortalOption) {
 	b.Helper()
 	teams := make([]*loadTeam, loadTeams)
+	var file strings.Builder
+	file.WriteString("teams:\n")
 	for i := range teams {
 		group := fmt.Sprintf("load%d-researchers", i+1)
 		quota := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("8"), "memory": resource.MustParse("64Gi")}
 		t := env.Team(b, stacktest.TeamSpec{MemberGroups: []string{group}, LeadGroups: []string{fmt.Sprintf("load%d-leads", i+1)},
 			Quotas: map[string]corev1.ResourceList{launchBenchPool: quota}})
 		teams[i] = &loadTeam{Team: t, group: group}
+		fmt.Fprintf(&file, "  - {name: %s, displayName: Bench %s, costCenter: %s, memberGroups: [%s], leadGroups: [%s]}\n",
+			t.Name, t.Name, t.CostCenter, group, strings.Join(t.LeadGroups, ", "))
 	}
-	dsn := stacktest.Postgres(b)
-	db, err := store.Open(b.Context(), dsn)
-	require.NoError(b, err)
-	defer db.Close()
-	require.NoError(b, store.Migrate(b.Context(), db.SQL(), slog.New(slog.DiscardHandler)))
-	var rows []store.Team
-	for _, t := range teams {
-		rows = append(rows, store.Team{Name: t.Name, DisplayName: "Bench " + t.Name, CostCenter: t.CostCenter,
-			MemberGroups: store.StringList{t.group}, LeadGroups: store.StringList(t.LeadGroups)})
-	}
-	require.NoError(b, db.UpsertTeams(b.Context(), rows))
-	return teams, dsn
+	path := filepath.Join(b.TempDir(), "teams.yaml")
+	require.NoError(b, os.WriteFile(path, []byte(file.String()), 0o600))
+	return teams, WithEnv("GANTRY_SEED_TEAMS", path)
 }
 
 // benchToken signs user in through the IdP and makes them an API token.

@@ -60,8 +60,8 @@ func BenchmarkSoak(b *testing.B) {
 		accounts = append(accounts, stacktest.IdPUser{Username: name, Name: "Soak " + name, Email: name + "@gantry.local", Groups: groups})
 	}
 	issuer := stacktest.FreshIdP(b, accounts...)
-	teams, dsn := benchTeams(b, env)
-	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
+	teams, seedTeams := benchTeams(b, env)
+	portal := StartPortal(b, seedTeams, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
 		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")))
 
 	start := time.Now()
