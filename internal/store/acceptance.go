@@ -33,17 +33,11 @@ func (RunVerdict) TableName() string { return "run_verdicts" }
 
 // SetVerdict records a verdict, replacing an earlier one on the same job,
 // and returns the one it replaced (zero when there was none).
-func (s *Store) SetVerdict(ctx context.Context, v RunVerdict) (before RunVerdict, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("namespace = ? AND job_name = ?", v.Namespace, v.JobName).Take(&before).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return err
-		}
-		return tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "namespace"}, {Name: "job_name"}},
-			DoUpdates: clause.AssignmentColumns([]string{"verdict", "note", "decided_by", "decided_at"}),
-		}).Create(&v).Error
-	})
+func (s *Store) SetVerdict(ctx context.Context, v RunVerdict) (RunVerdict, error) {
+	before, err := replaceRow(ctx, s.db, &v, clause.OnConflict{
+		Columns:   []clause.Column{{Name: "namespace"}, {Name: "job_name"}},
+		DoUpdates: clause.AssignmentColumns([]string{"verdict", "note", "decided_by", "decided_at"}),
+	}, "namespace = ? AND job_name = ?", v.Namespace, v.JobName)
 	if err != nil {
 		return RunVerdict{}, fmt.Errorf("set verdict on %s/%s: %w", v.Namespace, v.JobName, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/gantry-dev/gantry/internal/money"
@@ -46,14 +45,8 @@ func (AcceptanceDefinition) TableName() string { return "acceptance_definitions"
 
 // SaveAcceptanceDefinition inserts or replaces the pool's definition and
 // returns the one it replaced (Pool empty when there was none).
-func (s *Store) SaveAcceptanceDefinition(ctx context.Context, d AcceptanceDefinition) (before AcceptanceDefinition, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("pool = ?", d.Pool).Take(&before).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return err
-		}
-		return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&d).Error
-	})
+func (s *Store) SaveAcceptanceDefinition(ctx context.Context, d AcceptanceDefinition) (AcceptanceDefinition, error) {
+	before, err := replaceRow(ctx, s.db, &d, clause.OnConflict{UpdateAll: true}, "pool = ?", d.Pool)
 	if err != nil {
 		return AcceptanceDefinition{}, fmt.Errorf("save acceptance definition of %s: %w", d.Pool, err)
 	}

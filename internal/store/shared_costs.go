@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/gantry-dev/gantry/internal/money"
@@ -35,17 +33,11 @@ func (c PoolSharedCost) Total() money.USD {
 
 // SetPoolSharedCost stores a pool's shared costs for a month, replacing
 // what was entered before, and returns the replaced entry (zero if none).
-func (s *Store) SetPoolSharedCost(ctx context.Context, c PoolSharedCost) (before PoolSharedCost, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("month = ? AND pool = ?", c.Month, c.Pool).Take(&before).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return err
-		}
-		return tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "month"}, {Name: "pool"}},
-			DoUpdates: clause.AssignmentColumns([]string{"network_usd", "storage_usd", "support_usd", "operations_usd", "set_by", "set_at"}),
-		}).Create(&c).Error
-	})
+func (s *Store) SetPoolSharedCost(ctx context.Context, c PoolSharedCost) (PoolSharedCost, error) {
+	before, err := replaceRow(ctx, s.db, &c, clause.OnConflict{
+		Columns:   []clause.Column{{Name: "month"}, {Name: "pool"}},
+		DoUpdates: clause.AssignmentColumns([]string{"network_usd", "storage_usd", "support_usd", "operations_usd", "set_by", "set_at"}),
+	}, "month = ? AND pool = ?", c.Month, c.Pool)
 	if err != nil {
 		return PoolSharedCost{}, fmt.Errorf("set shared costs of %s for %s: %w", c.Pool, c.Month.Format("2006-01"), err)
 	}
@@ -79,17 +71,11 @@ func (CostComparison) TableName() string { return "cost_comparisons" }
 
 // SetCostComparison stores the comparison from a month on, replacing one
 // entered for the same month; it returns the replaced one (zero if none).
-func (s *Store) SetCostComparison(ctx context.Context, c CostComparison) (before CostComparison, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("month = ?", c.Month).Take(&before).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return err
-		}
-		return tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "month"}},
-			DoUpdates: clause.AssignmentColumns([]string{"rental_usd_per_gpu_hour", "api_usd_per_million_tokens", "label", "set_by", "set_at"}),
-		}).Create(&c).Error
-	})
+func (s *Store) SetCostComparison(ctx context.Context, c CostComparison) (CostComparison, error) {
+	before, err := replaceRow(ctx, s.db, &c, clause.OnConflict{
+		Columns:   []clause.Column{{Name: "month"}},
+		DoUpdates: clause.AssignmentColumns([]string{"rental_usd_per_gpu_hour", "api_usd_per_million_tokens", "label", "set_by", "set_at"}),
+	}, "month = ?", c.Month)
 	if err != nil {
 		return CostComparison{}, fmt.Errorf("set cost comparison for %s: %w", c.Month.Format("2006-01"), err)
 	}
