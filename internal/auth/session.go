@@ -10,6 +10,8 @@ import (
 	"github.com/alexedwards/scs/postgresstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/gin-gonic/gin"
+
+	"github.com/gantry-dev/gantry/internal/store"
 )
 
 // SessionCookieName is the name of the portal's session cookie.
@@ -47,7 +49,7 @@ type SessionOptions struct {
 // sessions table of db.
 func NewSessionManager(db *sql.DB, opts SessionOptions) *scs.SessionManager {
 	sm := scs.New()
-	sm.Store = postgresstore.NewWithConfig(db, postgresstore.Config{CleanUpInterval: opts.CleanupInterval})
+	sm.Store = sessionStore{postgresstore.NewWithConfig(db, postgresstore.Config{CleanUpInterval: opts.CleanupInterval})}
 	sm.IdleTimeout = opts.IdleTimeout
 	sm.Lifetime = opts.Lifetime
 	sm.Cookie.Name = SessionCookieName
@@ -58,6 +60,22 @@ func NewSessionManager(db *sql.DB, opts SessionOptions) *scs.SessionManager {
 	sm.Cookie.Persist = false
 	return sm
 }
+
+// sessionStore marks the errors of a database that did not answer, so a
+// session that cannot be read while the database restarts is answered in
+// words (and the person stays signed in once it is back).
+type sessionStore struct{ inner scs.Store }
+
+func (s sessionStore) Find(token string) ([]byte, bool, error) {
+	b, found, err := s.inner.Find(token)
+	return b, found, store.MarkUnavailable(err)
+}
+
+func (s sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return store.MarkUnavailable(s.inner.Commit(token, b, expiry))
+}
+
+func (s sessionStore) Delete(token string) error { return store.MarkUnavailable(s.inner.Delete(token)) }
 
 // LoadSession is gin middleware that loads the session for the request
 // and saves it (writing the cookie) just before the response is written.

@@ -30,7 +30,7 @@ const maxConns = 20
 
 // Open connects to the PostgreSQL database at dsn. It does not apply migrations.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{
+	db, err := gorm.Open(dialector{&postgres.Dialector{Config: &postgres.Config{DSN: dsn}}}, &gorm.Config{
 		Logger:         logger.Discard,
 		NowFunc:        func() time.Time { return time.Now().UTC() },
 		TranslateError: true,
@@ -65,7 +65,7 @@ func (s *Store) SQL() *sql.DB {
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.SQL().PingContext(ctx); err != nil {
-		return fmt.Errorf("ping database: %w", err)
+		return fmt.Errorf("ping database: %w", MarkUnavailable(err))
 	}
 	var one int
 	if err := s.db.WithContext(ctx).Raw("SELECT 1").Scan(&one).Error; err != nil {

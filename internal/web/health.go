@@ -10,6 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"k8s.io/client-go/discovery"
+
+	"github.com/gantry-dev/gantry/internal/problem"
 )
 
 // healthz says the process is alive; it checks nothing else.
@@ -33,8 +35,11 @@ func (h *handler) readyz(c *gin.Context) {
 				failed[i] = true
 				// The body is public: it names the dependency, the log keeps the error.
 				results[i] = check.Name + ": failed"
-				if errors.Is(err, context.DeadlineExceeded) {
+				switch {
+				case errors.Is(err, context.DeadlineExceeded):
 					results[i] += " (no answer within " + h.ReadyTimeout.String() + ")"
+				case problem.Describe(err).Kind == problem.Unavailable:
+					results[i] += " (not answering)"
 				}
 				h.Log.WarnContext(ctx, "readiness check failed", "check", check.Name, "err", err)
 				return
