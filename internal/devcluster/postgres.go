@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +49,10 @@ func postgresComponent() component {
 			return pingPostgres(ctx, PostgresAppURL())
 		},
 		start: startPostgres,
+		// A fast shutdown (pg_ctl stop -m fast): open transactions are rolled
+		// back and sessions ended at once. SIGTERM would wait for every client
+		// to disconnect.
+		shutdown: syscall.SIGINT,
 	}
 }
 

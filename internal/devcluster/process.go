@@ -243,11 +243,20 @@ func credentialOf(name string) (*syscall.Credential, error) {
 // the group is left (children such as PostgreSQL's backends included). A
 // process that is already gone is not an error.
 func stopProcess(ctx context.Context, name string, p ProcessState, grace time.Duration) error {
+	return shutDownProcess(ctx, name, p, 0, grace)
+}
+
+// shutDownProcess is stopProcess asking with signal sig sent to the process
+// alone (a program's own orderly shutdown, such as PostgreSQL's fast
+// shutdown on SIGINT); sig 0 is SIGTERM to the group.
+func shutDownProcess(ctx context.Context, name string, p ProcessState, sig syscall.Signal, grace time.Duration) error {
 	if p.PID <= 0 {
 		return nil
 	}
 	if p.alive() {
-		if err := syscall.Kill(-p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if sig != 0 {
+			_ = syscall.Kill(p.PID, sig)
+		} else if err := syscall.Kill(-p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			_ = syscall.Kill(p.PID, syscall.SIGTERM)
 		}
 		deadline := time.Now().Add(grace)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -38,6 +39,10 @@ type component struct {
 	ports   []int
 	healthy func(ctx context.Context, s *Stack) error
 	start   func(ctx context.Context, s *Stack) error
+	// shutdown is the signal that asks the step's program for its own
+	// orderly shutdown, sent to that process alone; zero means SIGTERM to
+	// its process group.
+	shutdown syscall.Signal
 }
 
 // Groups that `--only` accepts.
