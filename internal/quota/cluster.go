@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -57,7 +59,11 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 	key := naming.AnnotationQuotaGrantPrefix + strconv.FormatInt(ch.GrantKey, 10)
 	cqs := c.Kueue.KueueV1beta2().ClusterQueues()
 	var updated *kueue.ClusterQueue
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// Kueue's status writes and other approvals race for the ClusterQueue's
+	// resourceVersion: retry for up to about two seconds, with jitter so
+	// several leads approving at once spread out instead of colliding again.
+	backoff := wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.5}
+	err := retry.RetryOnConflict(backoff, func() error {
 		cq, err := cqs.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -158,8 +158,27 @@ func (s *Service) Withdraw(ctx context.Context, a Actor, id int64) (store.QuotaR
 
 // Decide approves or rejects an open request. The comment is required.
 // Nobody decides their own request; a lead decides for their team, and
-// approves only up to the admins' ceiling; admins decide anything. An
-// approval changes the ClusterQueue before the decision is committed.
+// approves only up to the admins' ceiling; admins decide anything.
+//
+// An approval changes two stores that share no transaction, the team's
+// ClusterQueue in Kubernetes and the request in PostgreSQL, and still takes
+// effect exactly once whatever fails between them:
+//   - the request row stays locked (FOR UPDATE) from its read to the
+//     commit, so no two deciders both find it open;
+//   - the ClusterQueue update is a compare-and-set on its resourceVersion
+//     that writes the new quota together with an annotation naming the
+//     request, and is skipped when that annotation is already there;
+//   - the decision, grant, audit entries and notice commit in one
+//     transaction, after the cluster changed.
+//
+// So a database that fails after the cluster changed (a restart, a cut
+// connection) rolls back every row and leaves the request open with the
+// annotation on the queue: the lead is told in words that nothing was done,
+// and deciding again finds the annotation and only writes the rows, so the
+// quota is raised once. A commit whose acknowledgement was lost is found on
+// the retry: the same person deciding the same way gets the request as
+// decided and nothing is written again. A rejection takes back the quota of
+// an earlier approval that reached only the cluster.
 func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, comment string) (store.QuotaRequest, error) {
 	comment = strings.TrimSpace(comment)
 	if comment == "" {
@@ -169,53 +188,69 @@ func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, c
 		return store.QuotaRequest{}, &ValidationError{Fields: map[string]string{FieldComment: fmt.Sprintf("The comment is too long: use at most %d characters.", maxReasonLen)}}
 	}
 	now := s.now().UTC()
-	var grant *store.QuotaGrant
 	r, err := s.store.DecideQuotaRequest(ctx, id, func(r store.QuotaRequest) (store.Decision, error) {
 		if err := mayDecide(a, r); err != nil {
 			return store.Decision{}, err
 		}
 		d := store.Decision{Approve: approve, DecidedBy: a.Username, Comment: comment, At: now}
-		if !approve {
-			return d, nil
-		}
-		ceiling, err := s.ceilingCheck(ctx, a, r)
-		if err != nil {
-			return store.Decision{}, err
-		}
 		ch := Change{GrantKey: r.ID, Team: r.Team, Flavor: r.Flavor, Resource: corev1.ResourceName(r.Resource), Delta: r.Delta}
-		if err := s.cluster.Apply(ctx, ch, ceiling); err != nil {
+		action, verb := ActionReject, "rejected"
+		if approve {
+			action, verb = ActionApprove, "approved"
+			ceiling, err := s.ceilingCheck(ctx, a, r)
+			if err != nil {
+				return store.Decision{}, err
+			}
+			if err := s.cluster.Apply(ctx, ch, ceiling); err != nil {
+				return store.Decision{}, err
+			}
+			d.Grant = &store.QuotaGrant{
+				RequestID: r.ID, Team: r.Team, ClusterQueue: naming.ClusterQueue(r.Team),
+				Flavor: r.Flavor, Resource: r.Resource, Delta: r.Delta, AppliedAt: now, ExpiresAt: r.Until,
+			}
+		} else if err := s.cluster.Revert(ctx, ch); err != nil && !errors.Is(err, kube.ErrNotFound) {
 			return store.Decision{}, err
 		}
-		grant = &store.QuotaGrant{
-			RequestID: r.ID, Team: r.Team, ClusterQueue: naming.ClusterQueue(r.Team),
-			Flavor: r.Flavor, Resource: r.Resource, Delta: r.Delta, AppliedAt: now, ExpiresAt: r.Until,
+		events := []audit.Event{s.event(a, action, r, map[string]any{"comment": comment})}
+		if d.Grant != nil {
+			events = append(events, s.event(a, ActionGrant, r, map[string]any{"cluster_queue": d.Grant.ClusterQueue, "expires_at": d.Grant.ExpiresAt}))
 		}
-		d.Grant = grant
+		for _, e := range events {
+			entry, err := s.audit.Entry(e)
+			if err != nil {
+				return store.Decision{}, err
+			}
+			d.Audit = append(d.Audit, entry)
+		}
+		text := fmt.Sprintf("%s %s your request for %s %s in %s for team %s: %s", a.Username, verb, signed(r.Delta), r.Resource, r.Flavor, r.Team, comment)
+		d.Notice = &store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}
 		return d, nil
 	})
 	if errors.Is(err, store.ErrNotOpen) {
-		return store.QuotaRequest{}, denied("This request was already decided or withdrawn.")
+		return s.decidedAlready(ctx, a, id, approve)
 	}
 	if err != nil {
 		return store.QuotaRequest{}, err
 	}
-	action, verb := ActionReject, "rejected"
-	if approve {
-		action, verb = ActionApprove, "approved"
-	}
-	if err := s.record(ctx, a, action, r, map[string]any{"comment": comment}); err != nil {
-		return r, err
-	}
-	if grant != nil {
-		if err := s.record(ctx, a, ActionGrant, r, map[string]any{"cluster_queue": grant.ClusterQueue, "expires_at": grant.ExpiresAt}); err != nil {
-			return r, err
-		}
-	}
-	text := fmt.Sprintf("%s %s your request for %s %s in %s for team %s: %s", a.Username, verb, signed(r.Delta), r.Resource, r.Flavor, r.Team, comment)
-	if err := s.store.Notify(ctx, store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}); err != nil {
-		return r, err
-	}
 	return r, nil
+}
+
+// decidedAlready answers a decision on a request that is no longer open:
+// the person who decided it deciding the same way again (a retry after an
+// answer that was lost) gets the request as decided; anyone else is told.
+func (s *Service) decidedAlready(ctx context.Context, a Actor, id int64, approve bool) (store.QuotaRequest, error) {
+	r, err := s.store.QuotaRequestByID(ctx, id)
+	if err != nil {
+		return store.QuotaRequest{}, err
+	}
+	want := store.QuotaRejected
+	if approve {
+		want = store.QuotaApproved
+	}
+	if r.Status == want && r.DecidedBy == a.Username {
+		return r, nil
+	}
+	return store.QuotaRequest{}, denied("This request was already decided or withdrawn.")
 }
 
 // mayDecide applies the rules that do not need the cluster.
@@ -304,6 +339,10 @@ func (s *Service) Run(ctx context.Context, interval time.Duration) {
 }
 
 func (s *Service) record(ctx context.Context, a Actor, action string, r store.QuotaRequest, extra map[string]any) error {
+	return s.audit.Record(ctx, s.event(a, action, r, extra))
+}
+
+func (s *Service) event(a Actor, action string, r store.QuotaRequest, extra map[string]any) audit.Event {
 	detail := map[string]any{"team": r.Team, "flavor": r.Flavor, "resource": r.Resource, "delta": r.Delta, "requester": r.Requester}
 	if r.Until != nil {
 		detail["until"] = r.Until
@@ -311,10 +350,10 @@ func (s *Service) record(ctx context.Context, a Actor, action string, r store.Qu
 	for k, v := range extra {
 		detail[k] = v
 	}
-	return s.audit.Record(ctx, audit.Event{
+	return audit.Event{
 		Actor: a.Username, Action: action, Target: fmt.Sprintf("quota-request/%d", r.ID),
 		Detail: detail, IP: a.IP, Via: a.Via,
-	})
+	}
 }
 
 func signed(n int64) string { return fmt.Sprintf("%+d", n) }

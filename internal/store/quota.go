@@ -62,6 +62,10 @@ type Decision struct {
 	At        time.Time
 	// Grant is recorded when the request is approved.
 	Grant *QuotaGrant
+	// Audit entries and the requester's Notice are written in the same
+	// transaction as the decision: all of them commit, or none.
+	Audit  []AuditEntry
+	Notice *Notification
 }
 
 // CreateQuotaRequest inserts an open request and returns it with its id.
@@ -146,7 +150,8 @@ func (s *Store) WithdrawQuotaRequest(ctx context.Context, id int64, requester st
 
 // DecideQuotaRequest locks the open request, asks decide what to do (decide
 // may change the cluster; returning an error rolls everything back), and
-// records the decision and the grant in the same transaction.
+// records the decision, the grant, the audit entries and the notice in the
+// same transaction.
 func (s *Store) DecideQuotaRequest(ctx context.Context, id int64, decide func(QuotaRequest) (Decision, error)) (QuotaRequest, error) {
 	var r QuotaRequest
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -173,7 +178,12 @@ func (s *Store) DecideQuotaRequest(ctx context.Context, id int64, decide func(Qu
 				return fmt.Errorf("record grant: %w", err)
 			}
 		}
-		return nil
+		for _, e := range d.Audit {
+			if err := appendAudit(tx, e); err != nil {
+				return fmt.Errorf("audit %s: %w", e.Action, err)
+			}
+		}
+		return sideEffects(tx, d.Notice, nil)
 	})
 	if err != nil {
 		return QuotaRequest{}, fmt.Errorf("decide quota request %d: %w", id, err)

@@ -1,0 +1,127 @@
+package quota_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/audit"
+	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// failingDatabase is a store whose database fails as a decision commits:
+// before the commit (the decision's cluster change is made, then every row
+// rolls back) or after it (the rows commit, the answer is lost).
+type failingDatabase struct {
+	*store.Store
+	afterCommit bool
+}
+
+// connectionCut is the error of a connection cut as the commit was sent.
+func connectionCut() error { return store.MarkUnavailable(fmt.Errorf("commit: %w", io.ErrUnexpectedEOF)) }
+
+func (d failingDatabase) DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error) {
+	if d.afterCommit {
+		if _, err := d.Store.DecideQuotaRequest(ctx, id, decide); err != nil {
+			return store.QuotaRequest{}, err
+		}
+		return store.QuotaRequest{}, connectionCut()
+	}
+	return d.Store.DecideQuotaRequest(ctx, id, func(r store.QuotaRequest) (store.Decision, error) {
+		if _, err := decide(r); err != nil {
+			return store.Decision{}, err
+		}
+		return store.Decision{}, connectionCut()
+	})
+}
+
+func (f *fixture) failingService(t *testing.T, afterCommit bool) *quota.Service {
+	db := failingDatabase{Store: openStore(t, f.dsn), afterCommit: afterCommit}
+	cqs := &quota.ClusterQueues{Kueue: f.env.Kueue, Kube: f.env.Kube}
+	return quota.NewService(db, cqs, audit.New(db, f.clock.Now), slog.New(slog.NewTextHandler(io.Discard, nil)), quota.WithClock(f.clock.Now))
+}
+
+// audited counts the audit entries of action about request id.
+func (f *fixture) audited(t *testing.T, id int64, action string) int {
+	t.Helper()
+	entries, _, err := f.db.AuditPage(context.Background(), store.AuditQuery{Team: f.team})
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		if e.Action == action && e.Target == fmt.Sprintf("quota-request/%d", id) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestApprovalWhoseCommitFailedAfterTheClusterChangedIsAppliedOnceOnRetry(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	s := f.service(t)
+	r := f.file(t, s, f.researcher("alice"), 2, nil)
+
+	_, err := f.failingService(t, false).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.ErrorIs(t, err, store.ErrUnavailable, "the lead is told the database did not answer")
+	assert.Equal(t, int64(2), f.nominal(t), "the cluster changed before the database failed")
+	open, err := f.db.QuotaRequestByID(ctx, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.QuotaOpen, open.Status, "no row of the decision was kept")
+	assert.Zero(t, f.audited(t, r.ID, quota.ActionApprove))
+
+	decided, err := s.Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.NoError(t, err)
+	assert.Equal(t, store.QuotaApproved, decided.Status)
+	assert.Equal(t, int64(2), f.nominal(t), "the retry does not raise the quota again")
+	_, err = f.db.GrantByRequest(ctx, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionApprove))
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionGrant))
+}
+
+func TestApprovalWhoseAnswerWasLostAnswersTheRetryAsDecided(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	s := f.service(t)
+	r := f.file(t, s, f.researcher("alice"), 3, nil)
+
+	_, err := f.failingService(t, true).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.ErrorIs(t, err, store.ErrUnavailable)
+
+	decided, err := s.Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.NoError(t, err, "the same decision again is answered as made")
+	assert.Equal(t, store.QuotaApproved, decided.Status)
+	assert.Equal(t, int64(3), f.nominal(t), "applied once")
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionApprove), "written once")
+	notes, err := f.db.Notifications(ctx, "alice", 10)
+	require.NoError(t, err)
+	assert.Len(t, notes, 1, "one notice")
+
+	_, err = s.Decide(ctx, f.lead("bob"), r.ID, false, "changed my mind")
+	var denied *quota.DeniedError
+	require.ErrorAs(t, err, &denied, "a different decision is refused")
+	assert.Equal(t, "This request was already decided or withdrawn.", denied.Reason)
+	_, err = s.Decide(ctx, f.lead("dana"), r.ID, true, "me too")
+	require.ErrorAs(t, err, &denied, "another lead's approval is refused")
+}
+
+func TestRejectionTakesBackAnApprovalThatReachedOnlyTheCluster(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	s := f.service(t)
+	r := f.file(t, s, f.researcher("alice"), 4, nil)
+	_, err := f.failingService(t, false).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.ErrorIs(t, err, store.ErrUnavailable)
+	require.Equal(t, int64(4), f.nominal(t))
+
+	decided, err := s.Decide(ctx, f.lead("bob"), r.ID, false, "not this sprint after all")
+	require.NoError(t, err)
+	assert.Equal(t, store.QuotaRejected, decided.Status)
+	assert.Zero(t, f.nominal(t), "the quota the failed approval added is taken back")
+}
