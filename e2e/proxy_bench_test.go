@@ -34,7 +34,7 @@ func BenchmarkProxy(b *testing.B) {
 	root, err := filepath.Abs("..")
 	require.NoError(b, err)
 	portal := StartPortal(b, WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(root, "deploy", "templates")), WithEnv("GANTRY_LOG_LEVEL", "warn"))
-	alice := proxyBenchSignIn(b, portal, "alice")
+	alice := formSignIn(b, portal, "alice")
 	csrf := profileCSRF(b, alice, portal)
 	call := func(method, path, body string) (int, string) {
 		req, err := http.NewRequest(method, portal.URL+path, strings.NewReader(body))
@@ -113,7 +113,7 @@ func BenchmarkProxy(b *testing.B) {
 }
 
 // profileCSRF reads a CSRF token for the client's session from its profile page.
-func profileCSRF(b *testing.B, c *http.Client, p *Portal) string {
+func profileCSRF(b testing.TB, c *http.Client, p *Portal) string {
 	b.Helper()
 	resp, err := c.Get(p.URL + "/profile")
 	require.NoError(b, err)
@@ -125,9 +125,10 @@ func profileCSRF(b *testing.B, c *http.Client, p *Portal) string {
 	return v
 }
 
-// proxyBenchSignIn signs user in through the dev IdP's login form and
-// returns a client with the session (redirects not followed afterwards).
-func proxyBenchSignIn(b *testing.B, p *Portal, user string) *http.Client {
+// formSignIn signs user in through the dev IdP's login form with a plain
+// HTTP client and returns it with the session (redirects not followed
+// afterwards).
+func formSignIn(b testing.TB, p *Portal, user string) *http.Client {
 	b.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(b, err)
