@@ -24,11 +24,29 @@ prerequisites:
 build:
 	$(GO) build -o bin/gantry ./cmd/gantry
 
+# ISOLATED_TESTS start whole stacks of their own, each in a network namespace
+# of its own (internal/devcluster's isolatedStack): they share nothing with the
+# local stack the other tests use, so they run beside those instead of after
+# them. They are most of devcluster's five minutes.
+ISOLATED_TESTS = ^(TestStackUpAndDownTenTimesColdCacheBusyCores|TestFailedUpLeavesNothingAndNamesTheCause)$$
+# Every test's events, for the slowest-tests summary at the end of make test.
+TEST_JSON := .local/test-events.json
+ISOLATED_JSON := .local/test-events-isolated.json
+GOTESTSUM := $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg
+
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
 test: prerequisites check-generated lint helm-lint
 	$(GANTRY_DEV) up
 	cd deploy/local/idp && npm test
-	$(GO) test $(TEST_FLAGS) ./...
+	@mkdir -p .local; \
+	$(GOTESTSUM) --jsonfile $(ISOLATED_JSON) -- $(TEST_FLAGS) -run '$(ISOLATED_TESTS)' ./internal/devcluster \
+		> .local/test-isolated.log 2>&1 & isolated=$$!; \
+	$(GOTESTSUM) --jsonfile $(TEST_JSON) -- $(TEST_FLAGS) -skip '$(ISOLATED_TESTS)' ./...; status=$$?; \
+	wait $$isolated; isolated_status=$$?; \
+	echo "--- tests on stacks of their own (beside the others):"; cat .local/test-isolated.log; \
+	echo "--- slowest tests (over 20s):"; \
+	cat $(TEST_JSON) $(ISOLATED_JSON) | $(GO) tool gotestsum tool slowest --threshold 20s; \
+	[ $$status -eq 0 ] && [ $$isolated_status -eq 0 ]
 
 ## unit: the tests that need nothing running (tests of the local stack skip under -short)
 unit:
