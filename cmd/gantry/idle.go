@@ -33,7 +33,7 @@ func startIdleReclaim(cfg config.Config, clients *kube.Clients, jobs *kube.JobCa
 		log.Info("idle reclaim loop off", "enabled", ir.Enabled, "prometheus", cfg.PrometheusURL != "")
 		return r, nil
 	}
-	m, err := gpu.New(cfg.PrometheusURL)
+	m, err := gpu.New(cfg.PrometheusURL, gpu.WithIdleNowWindow(cfg.IdleReclaim.NowWindow))
 	if err != nil {
 		return nil, err
 	}

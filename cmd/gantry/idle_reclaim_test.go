@@ -87,7 +87,8 @@ type idleState struct {
 func TestIdleNotebookIsWarnedThenStoppedWithItsWorkspace(t *testing.T) {
 	p := startTestPortal(t, "--seed-templates", idleTemplatesDir(t),
 		// Short windows for the test; the bounds stay, only configured lower.
-		"--idle-min-window", "20s", "--idle-window", "30s", "--idle-grace", "20s", "--idle-reclaim-interval", "2s")
+		"--idle-min-window", "20s", "--idle-window", "30s", "--idle-grace", "20s", "--idle-reclaim-interval", "2s",
+		"--idle-now-window", "30s")
 	spec := fetchSpec(t, p.URL)
 	aliceBrowser := p.signIn(t, "alice")
 	alice := apiClient{t: t, u: p.withToken(t, "alice", apiToken(t, aliceBrowser, aliceBrowser.csrf())), spec: spec}
@@ -196,7 +197,7 @@ func TestIdleNotebookIsWarnedThenStoppedWithItsWorkspace(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, page, "Exempt from idle reclaim by bob: long evaluation reads the GPU only at the end")
 
-	// Its status says idle now once its last 2 minutes of samples are all under the threshold.
+	// Its status says idle now once its last 30 seconds (--idle-now-window) of samples are all under the threshold.
 	require.Eventually(t, func() bool {
 		var s struct {
 			GPU *struct {

@@ -73,7 +73,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 	}
 	ledger := &cost.Ledger{Store: db, Workloads: jobs, Causes: queue.LedgerCauses{Jobs: jobs}, Log: log}
 	if cfg.PrometheusURL != "" {
-		m, err := gpu.New(cfg.PrometheusURL)
+		m, err := gpu.New(cfg.PrometheusURL, gpu.WithIdleNowWindow(cfg.IdleReclaim.NowWindow))
 		if err != nil {
 			return nil, err
 		}

@@ -106,6 +106,9 @@ type IdleReclaim struct {
 	Grace time.Duration
 	// Extension is what "keep it running" holds a notebook for; MaxExtension bounds it.
 	Extension, MaxExtension time.Duration
+	// NowWindow is how long a job's GPU samples must all stay under the
+	// threshold for its page to call it idle now.
+	NowWindow time.Duration
 }
 
 // DefaultImageRegistries is the image allowlist a fresh install starts
@@ -208,6 +211,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"idle-extension", "GANTRY_IDLE_EXTENSION", "2h", "default time \"keep it running\" holds an idle notebook"},
 		{"idle-max-extension", "GANTRY_IDLE_MAX_EXTENSION", "8h", "longest extension an admin's idle policy may set"},
 		{"idle-reclaim-interval", "GANTRY_IDLE_RECLAIM_INTERVAL", "1m", "how often the idle reclaim looks at every job"},
+		{"idle-now-window", "GANTRY_IDLE_NOW_WINDOW", "2m", "how long a job's GPU samples must all stay under the threshold for it to show as idle now"},
 	} {
 		v := new(string)
 		idleDurations[d.flag] = v
@@ -296,7 +300,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	ir := &cfg.IdleReclaim
 	for flag, dst := range map[string]*time.Duration{"idle-window": &ir.Window, "idle-min-window": &ir.MinWindow, "idle-max-window": &ir.MaxWindow,
-		"idle-grace": &ir.Grace, "idle-extension": &ir.Extension, "idle-max-extension": &ir.MaxExtension, "idle-reclaim-interval": &ir.Interval} {
+		"idle-grace": &ir.Grace, "idle-extension": &ir.Extension, "idle-max-extension": &ir.MaxExtension, "idle-reclaim-interval": &ir.Interval,
+		"idle-now-window": &ir.NowWindow} {
 		if *dst, err = parsePositiveDuration(*idleDurations[flag]); err != nil {
 			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
 		}

@@ -23,15 +23,35 @@ const (
 // Metrics queries Prometheus.
 type Metrics struct {
 	api promv1.API
+	// idleNow is how long a job's samples must all stay under a threshold
+	// for it to be idle now.
+	idleNow time.Duration
+}
+
+// Option configures Metrics.
+type Option func(*Metrics)
+
+// WithIdleNowWindow sets how long a job's samples must all stay under a
+// threshold for it to be idle now (DefaultIdleNowWindow otherwise).
+func WithIdleNowWindow(d time.Duration) Option {
+	return func(m *Metrics) {
+		if d > 0 {
+			m.idleNow = d
+		}
+	}
 }
 
 // New returns Metrics for the Prometheus at baseURL.
-func New(baseURL string) (*Metrics, error) {
+func New(baseURL string, opts ...Option) (*Metrics, error) {
 	c, err := api.NewClient(api.Config{Address: baseURL})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %s: %w", baseURL, err)
 	}
-	return &Metrics{api: promv1.NewAPI(c)}, nil
+	m := &Metrics{api: promv1.NewAPI(c), idleNow: DefaultIdleNowWindow}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
 }
 
 // Sample is one point of a series.
@@ -50,11 +70,12 @@ type Usage struct {
 	PowerWatts  float64
 	Series      []Sample // utilization
 	// RecentPeak is the highest utilization of any of its GPUs over the
-	// last IdleNowWindow; HasRecent is false without samples there or when
+	// last idle-now window (DefaultIdleNowWindow unless configured);
+	// HasRecent is false without samples there or when
 	// the job has not run that long.
 	RecentPeak float64
 	HasRecent  bool
-	// Idle is true when every sample of the last IdleNowWindow is under
+	// Idle is true when every sample of the last idle-now window is under
 	// IdleThreshold: the job is idle now. The reclaim's own threshold for
 	// the job's kind and team may differ: see IdleUnder.
 	Idle bool
@@ -65,11 +86,12 @@ func (u Usage) IdleUnder(threshold float64) bool {
 	return u.HasRecent && u.RecentPeak < threshold
 }
 
-// IdleThreshold is the default idle threshold (percent) and IdleNowWindow
-// how long a job's samples must all stay under it to be idle now.
+// IdleThreshold is the default idle threshold (percent) and
+// DefaultIdleNowWindow how long a job's samples must all stay under it to
+// be idle now.
 const (
-	IdleThreshold = 5.0
-	IdleNowWindow = 2 * time.Minute
+	IdleThreshold        = 5.0
+	DefaultIdleNowWindow = 2 * time.Minute
 )
 
 // selector matches the series of a job's pods: Job pods are named
@@ -111,8 +133,8 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 			u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
 		}
 	}
-	if end.Sub(start) >= IdleNowWindow && u.HasData {
-		if u.RecentPeak, u.HasRecent, err = m.peak(ctx, namespace, job, IdleNowWindow, end); err != nil {
+	if end.Sub(start) >= m.idleNow && u.HasData {
+		if u.RecentPeak, u.HasRecent, err = m.peak(ctx, namespace, job, m.idleNow, end); err != nil {
 			return Usage{}, err
 		}
 		u.Idle = u.IdleUnder(IdleThreshold)
@@ -127,11 +149,11 @@ func (m *Metrics) peak(ctx context.Context, namespace, job string, window time.D
 
 // IdlePeak is the highest utilization of a job's GPUs over the window
 // before at. ok is false unless there are samples both at the start of the
-// window and in its last IdleNowWindow, so a gap in the data never passes
+// window and in its last idle-now window, so a gap in the data never passes
 // for idleness.
 func (m *Metrics) IdlePeak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (peak float64, ok bool, err error) {
 	sel := selector(MetricUtil, namespace, job)
-	edge := min(IdleNowWindow, window)
+	edge := min(m.idleNow, window)
 	if _, now, err := m.scalar(ctx, fmt.Sprintf("max(last_over_time(%s[%dms]))", sel, edge.Milliseconds()), at); err != nil || !now {
 		return 0, false, err
 	}
