@@ -350,7 +350,7 @@ func recordLoad(b *testing.B, db *store.Store, teams []*loadTeam, n int) {
 
 // signIn signs a user in through the IdP's login form with a plain HTTP
 // client (a session of its own) and returns that client.
-func signIn(b *testing.B, p *Portal, user string) *http.Client {
+func signIn(b testing.TB, p *Portal, user string) *http.Client {
 	b.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(b, err)

@@ -27,6 +27,9 @@ type JobStatusPanel struct {
 	Cost       *CostView
 	// Events are the recent Kubernetes events about the job, most recent first.
 	Events []EventRow
+	// Stale says, while the Kubernetes API server does not answer, that
+	// this status may be out of date; "" otherwise.
+	Stale string
 }
 
 // CauseView is why a job ended, in one sentence, and what to do next.

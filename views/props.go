@@ -36,6 +36,9 @@ type Nav struct {
 	PendingApprovals int
 	// UnreadNotifications is the count beside the notifications link.
 	UnreadNotifications int
+	// Stale says, while the Kubernetes API server does not answer, that
+	// what the page shows of the cluster may be out of date; "" otherwise.
+	Stale string
 }
 
 // NavUser is the signed-in user as the frame shows them.

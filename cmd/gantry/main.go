@@ -115,13 +115,26 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The informers' clients go through the contact, which knows when the
+	// API server last answered (pages say so while it does not) and holds
+	// their requests during an outage so they resume at once after it.
+	probe, err := kube.ReadyzProbe(restCfg)
+	if err != nil {
+		return err
+	}
+	contact := kube.NewAPIServerContact(probe, log)
+	go contact.Run(ctx)
+	informerClients, err := kube.NewClients(contact.InformerConfig(restCfg))
+	if err != nil {
+		return err
+	}
 	catalogAdmin := &catalogadmin.Admin{Store: db, Audit: auditLog,
 		Cluster: catalogadmin.ConfigMapAllowlist{Client: clients.Kube, Namespace: cfg.SystemNamespace}}
 	// A fresh cluster gets the stored allowlist; a failed write on save is repaired.
 	if err := catalogAdmin.SyncClusterAllowlist(ctx); err != nil {
 		log.Warn("image allowlist not written to the cluster; kubectl is held to the previous one", "err", err)
 	}
-	cache, err := kube.NewCache(clients.Kueue, 0)
+	cache, err := kube.NewCache(informerClients.Kueue, 0)
 	if err != nil {
 		return err
 	}
@@ -135,10 +148,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	overviews = queue.NewReader(cache)
 	// Background loops run on the replica holding the leader Lease.
 	loops := &leader.Loops{}
-	nodes := startNodeCache(ctx, clients, log)
+	nodes := startNodeCache(ctx, informerClients, log)
 	// One informer per kind: the job cache's Workloads also give the quota
 	// board its wait times.
-	jobCache, err := kube.NewJobCache(clients.Kube, clients.Kueue, 0)
+	jobCache, err := kube.NewJobCache(informerClients.Kube, informerClients.Kueue, 0)
 	if err != nil {
 		return err
 	}
@@ -146,7 +159,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	statusDeps, err := startStatus(ctx, cfg, clients, cache, jobCache, nodes, db, loops, log)
+	statusDeps, err := startStatus(ctx, cfg, clients, informerClients, cache, jobCache, nodes, db, loops, log)
 	if err != nil {
 		return err
 	}
@@ -200,7 +213,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}))
 	electorDone := make(chan error, 1)
 	go func() { electorDone <- elector.Run(ctx, loops) }()
-	proxyDeps, err := startProxy(ctx, clients, db, auditLog, registry, log)
+	proxyDeps, err := startProxy(ctx, informerClients, db, auditLog, registry, log)
 	if err != nil {
 		return err
 	}
@@ -236,6 +249,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Attempts:   db,
 		Webhooks:   notify.Webhooks{Store: db, Audit: auditLog},
 		Ready:      ready,
+		Cluster:    contact,
 		Static:     static.FS,
 		Registry:   registry,
 		Log:        log,

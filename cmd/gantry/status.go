@@ -41,7 +41,7 @@ const positionsTTL = 2 * time.Second
 // cost ledger loop on the leading replica, and eviction/deletion hooks on
 // every replica. Ledger rows are keyed by workload UID and admission time
 // and inserted with ON CONFLICT DO NOTHING, so replicas never double-count.
-func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, cache *kube.Cache, jobs *kube.JobCache,
+func startStatus(ctx context.Context, cfg config.Config, clients, informerClients *kube.Clients, cache *kube.Cache, jobs *kube.JobCache,
 	nodes *kube.NodeCache, db *store.Store, loops *leader.Loops, log *slog.Logger) (*web.StatusDeps, error) {
 	pricesFile := cfg.SeedPrices
 	if pricesFile == "" && cfg.SeedTeams != "" {
@@ -59,7 +59,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients *kube.Clients, 
 	}
 	// Events of team namespaces, for the job page's recent events; pages
 	// show none until it has synced.
-	events, err := kube.NewEventCache(clients.Kube, 0)
+	events, err := kube.NewEventCache(informerClients.Kube, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,16 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-dev/gantry/internal/problem"
 )
 
 func TestMapError(t *testing.T) {
@@ -36,6 +41,14 @@ func TestMapError(t *testing.T) {
 			assert.Equal(t, tc.err.Error(), got.Error())
 		})
 	}
+
+	t.Run("a request the API server never answered", func(t *testing.T) {
+		refused := fmt.Errorf("create job: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+		got := MapError(refused)
+		assert.ErrorIs(t, got, ErrUnreachable)
+		assert.Equal(t, "cluster_unreachable", problem.Describe(got).Code)
+		assert.Equal(t, problem.Unavailable, problem.Describe(got).Kind)
+	})
 
 	t.Run("other errors pass through", func(t *testing.T) {
 		assert.Same(t, plain, MapError(plain))

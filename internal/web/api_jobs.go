@@ -43,6 +43,8 @@ type apiJob struct {
 	CreatedOutsideGantry bool `json:"createdOutsideGantry,omitempty"`
 	// Attempts lists every attempt of the job, oldest first (GET only).
 	Attempts []apiAttempt `json:"attempts,omitempty"`
+	// Stale is set while the Kubernetes API server does not answer (GET only).
+	Stale *apiStale `json:"stale,omitempty"`
 }
 
 // apiJobCreate launches a job from a template, with the form's validation.
@@ -98,6 +100,7 @@ func (h *handler) apiJobGet(c *gin.Context) {
 		return
 	}
 	out.Attempts = apiAttemptsOf(attempts)
+	out.Stale = h.apiStaleOf()
 	c.JSON(http.StatusOK, out)
 }
 

@@ -39,6 +39,9 @@ type apiJobList struct {
 	Pages    int              `json:"pages"`
 	Next     string           `json:"next,omitempty"`
 	Previous string           `json:"previous,omitempty"`
+	// Stale is set while the Kubernetes API server does not answer: the
+	// list is the portal's last view of the cluster.
+	Stale *apiStale `json:"stale,omitempty"`
 }
 
 // apiJobsList lists one page of a team's jobs from the cluster cache, as the
@@ -78,7 +81,7 @@ func (h *handler) apiJobsList(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	out := apiJobList{Jobs: make([]apiJobListItem, 0, len(jp.Statuses)), Total: jp.Total, Page: jp.Page, Pages: jp.Pages}
+	out := apiJobList{Jobs: make([]apiJobListItem, 0, len(jp.Statuses)), Total: jp.Total, Page: jp.Page, Pages: jp.Pages, Stale: h.apiStaleOf()}
 	for _, s := range jp.Statuses {
 		out.Jobs = append(out.Jobs, apiJobListItem{Name: s.Name, Team: s.Team, URL: h.PublicURL.String() + jobURL(s.Team, s.Name),
 			Kind: string(s.Kind), Phase: string(s.Phase), Owner: s.Owner, Template: s.Template, Pool: s.Pool,

@@ -32,6 +32,8 @@ type apiJobStatusBody struct {
 	Cost       *cost.Spend    `json:"cost,omitempty"`
 	// Attempts lists every attempt of the job, oldest first.
 	Attempts []apiAttempt `json:"attempts"`
+	// Stale is set while the Kubernetes API server does not answer.
+	Stale *apiStale `json:"stale,omitempty"`
 }
 
 // apiCause is why a job ended and what to do next. RelaunchURL opens the
@@ -132,6 +134,7 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 		return
 	}
 	body.Attempts = apiAttemptsOf(attempts)
+	body.Stale = h.apiStaleOf()
 	c.JSON(http.StatusOK, body)
 }
 
@@ -206,6 +209,9 @@ func (h *handler) apiTeamStatus(c *gin.Context) {
 	} else if ok {
 		body["recovery"] = apiRecovery{Days: recoveryDays, Count: r.Count, MedianSeconds: r.Median.Seconds(), P90Seconds: r.P90.Seconds()}
 	}
+	if s := h.apiStaleOf(); s != nil {
+		body["stale"] = s
+	}
 	c.JSON(http.StatusOK, body)
 }
 
@@ -238,5 +244,6 @@ func (h *handler) apiClusterStatus(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	cs.Stale = h.apiStaleOf()
 	c.JSON(http.StatusOK, cs)
 }

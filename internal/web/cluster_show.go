@@ -35,6 +35,8 @@ type clusterStatus struct {
 	Month  cost.Report          `json:"month"`
 	// Synced is false while the caches have not listed the cluster.
 	Synced bool `json:"synced"`
+	// Stale is set while the Kubernetes API server does not answer.
+	Stale *apiStale `json:"stale,omitempty"`
 }
 
 // clusterShow is the admin's page of pools, queues and team spend.

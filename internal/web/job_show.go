@@ -141,6 +141,7 @@ func (h *handler) jobStatusFragment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	panel.Stale = h.staleBanner()
 	h.render(c, http.StatusOK, views.JobStatusFragment(panel))
 }
 

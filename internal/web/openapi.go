@@ -46,6 +46,13 @@ const (
 	whoAdmin    = "admins"
 )
 
+// staleNote ends the summary of the answers read from the portal's caches.
+const staleNote = " While the Kubernetes API server does not answer, the answer is the portal's last view of the cluster and its stale object says since when."
+
+// unreachable is the status of an action refused while the Kubernetes API
+// server does not answer (code cluster_unreachable).
+const unreachable = http.StatusServiceUnavailable
+
 // apiOperations is every /api/v1 route, documented.
 func apiOperations() []apiOperation {
 	ops := []apiOperation{
@@ -66,22 +73,22 @@ func apiOperations() []apiOperation {
 
 		{Method: http.MethodGet, Path: "/templates", Tag: "jobs", Summary: "Templates the caller's teams may launch.", Who: whoSignedIn,
 			Status: http.StatusOK, Object: true, Errors: []int{401}},
-		{Method: http.MethodGet, Path: "/teams/:team/jobs", Tag: "jobs", Summary: "One page of the team's jobs, newest first, with their phase.", Who: whoMember,
+		{Method: http.MethodGet, Path: "/teams/:team/jobs", Tag: "jobs", Summary: "One page of the team's jobs, newest first, with their phase." + staleNote, Who: whoMember,
 			Query: []apiQueryParam{{"kind", "string", "training, notebook or inference"}, {"mine", "string", "1: only the caller's jobs"},
 				{"page", "integer", "1-based page (default 1)"}, {"perPage", "integer", "jobs per page, at most 500 (default 50)"}},
 			Status: http.StatusOK, Response: apiJobList{}, Errors: []int{401, 404, 422, 503}},
 		{Method: http.MethodPost, Path: "/teams/:team/jobs", Tag: "jobs", Summary: "Launch a job from a template; launchId makes retries safe.", Who: whoMember,
-			Body: apiLaunchRequest{}, Status: http.StatusCreated, Response: apiJob{}, Errors: []int{400, 401, 403, 409, 422}},
-		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name", Tag: "jobs", Summary: "A job's record and status.", Who: whoMember,
+			Body: apiLaunchRequest{}, Status: http.StatusCreated, Response: apiJob{}, Errors: []int{400, 401, 403, 409, 422, unreachable}},
+		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name", Tag: "jobs", Summary: "A job's record and status." + staleNote, Who: whoMember,
 			Status: http.StatusOK, Response: apiJob{}, Errors: []int{401, 404}},
 		{Method: http.MethodDelete, Path: "/teams/:team/jobs/:name", Tag: "jobs", Summary: "Delete a job, as the caller.", Who: whoMember,
-			Status: http.StatusNoContent, Errors: []int{401, 403, 404}},
+			Status: http.StatusNoContent, Errors: []int{401, 403, 404, unreachable}},
 		{Method: http.MethodPost, Path: "/teams/:team/jobs/:name/stop", Tag: "jobs", Summary: "Stop a notebook or endpoint, as the caller; its workspace is kept.", Who: whoMember,
-			Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409}},
+			Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409, unreachable}},
 		{Method: http.MethodPost, Path: "/teams/:team/jobs/:name/resume", Tag: "jobs", Summary: "Resume a stopped notebook or endpoint; it queues for a GPU again.", Who: whoMember,
-			Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409}},
+			Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409, unreachable}},
 		{Method: http.MethodPost, Path: "/teams/:team/jobs/:name/scale", Tag: "jobs", Summary: "Set an inference endpoint's replicas within its range.", Who: whoMember,
-			Body: apiScaleBody{}, Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409, 422}},
+			Body: apiScaleBody{}, Status: http.StatusAccepted, Response: apiJobAccepted{}, Errors: []int{400, 401, 403, 404, 409, 422, unreachable}},
 		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/logs", Tag: "jobs",
 			Summary: "A container's log, read as the caller: plain text by default; with Accept: application/json one object with the lines; " +
 				"following, with Accept: application/x-ndjson, one {\"line\"} object per line as it is written.", Who: whoMember,
@@ -101,9 +108,9 @@ func apiOperations() []apiOperation {
 			Status: http.StatusOK, Response: apiIdlePolicyList{}, Errors: []int{401, 403}},
 		{Method: http.MethodPut, Path: "/admin/idle-policies", Tag: "idle", Summary: "Set the idle reclaim policy of a kind, for one team or (team empty) every team, within the configured bounds.", Who: whoAdmin,
 			Body: apiIdlePolicyBody{}, Status: http.StatusOK, Response: apiIdlePolicy{}, Errors: []int{400, 401, 403, 404, 422}},
-		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/status", Tag: "status", Summary: "A job's queue, GPU and cost status.", Who: whoMember,
-			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
-		{Method: http.MethodGet, Path: "/teams/:team/status", Tag: "status", Summary: "The team page: queue, quota, month's cost, running jobs, waits.", Who: whoMember,
+		{Method: http.MethodGet, Path: "/teams/:team/jobs/:name/status", Tag: "status", Summary: "A job's queue, GPU and cost status." + staleNote, Who: whoMember,
+			Status: http.StatusOK, Response: apiJobStatusBody{}, Errors: []int{401, 404}},
+		{Method: http.MethodGet, Path: "/teams/:team/status", Tag: "status", Summary: "The team page: queue, quota, month's cost, running jobs, waits." + staleNote, Who: whoMember,
 			Status: http.StatusOK, Object: true, Errors: []int{401, 404}},
 		{Method: http.MethodGet, Path: "/teams/:team/ledger", Tag: "status", Summary: "The team's finished-run cost ledger.", Who: whoMember,
 			Query:  []apiQueryParam{{"from", "string", "first day, YYYY-MM-DD (default: this month)"}, {"to", "string", "last day, YYYY-MM-DD"}},
@@ -112,8 +119,8 @@ func apiOperations() []apiOperation {
 			Status: http.StatusOK, Response: apiWebhook{}, Errors: []int{401, 403, 404}},
 		{Method: http.MethodPut, Path: "/teams/:team/webhook", Tag: "status", Summary: "Set the team's chat webhook URL (https; an empty url removes it).", Who: whoTeamLead,
 			Body: apiWebhookRequest{}, Status: http.StatusOK, Response: apiWebhook{}, Errors: []int{400, 401, 403, 404, 422}},
-		{Method: http.MethodGet, Path: "/cluster/status", Tag: "status", Summary: "The cluster page: pools, queues and cost.", Who: whoAdmin,
-			Status: http.StatusOK, Object: true, Errors: []int{401, 403}},
+		{Method: http.MethodGet, Path: "/cluster/status", Tag: "status", Summary: "The cluster page: pools, queues and cost." + staleNote, Who: whoAdmin,
+			Status: http.StatusOK, Response: clusterStatus{}, Errors: []int{401, 403}},
 
 		{Method: http.MethodGet, Path: "/quota-requests", Tag: "quota", Summary: "The caller's quota requests, newest first, and their teams' active grants.", Who: whoSignedIn,
 			Status: http.StatusOK, Response: apiQuotaRequestList{}, Errors: []int{401}},
@@ -252,7 +259,9 @@ func openAPIDocument(ops []apiOperation, serverURL string) map[string]any {
 			"version": "v1",
 			"description": "Everything a person clicks in the portal, a script can call. Authenticate with a personal API token " +
 				"(Authorization: Bearer gty_…; a read-only token may only GET) or the browser session. Every error has the same " +
-				"JSON shape with a stable machine-readable code beside the sentence.",
+				"JSON shape with a stable machine-readable code beside the sentence. While the Kubernetes API server does not answer, " +
+				"lists and statuses still answer from the portal's cache with a stale object (lastAnswer, seconds, message), and " +
+				"actions that change the cluster are refused with 503 and the code cluster_unreachable.",
 		},
 		"servers": []map[string]string{{"url": serverURL}},
 		"paths":   paths,

@@ -32,6 +32,7 @@ func (h *handler) nav(c *gin.Context, active string) views.Nav {
 		n.PendingApprovals, n.UnreadNotifications = h.navBadges(c, u)
 	}
 	n.Flash = h.popFlashes(c)
+	n.Stale = h.staleBanner()
 	return n
 }
 

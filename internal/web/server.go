@@ -97,6 +97,9 @@ type Deps struct {
 	Attempts AttemptRecords
 	Webhooks TeamWebhooks
 	Ready    []ReadinessCheck
+	// Cluster says whether the Kubernetes API server answers; nil means
+	// it always does.
+	Cluster ClusterContact
 	// Static serves /static/*; nil disables it.
 	Static fs.FS
 
@@ -211,14 +214,14 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.Launcher != nil && d.Jobs != nil {
 		signedIn.GET("/launch", h.templatesList)
 		signedIn.GET("/launch/:template", h.launchForm)
-		signedIn.POST("/launch/:template", h.launchSubmit)
+		signedIn.POST("/launch/:template", h.clusterAnswers, h.launchSubmit)
 		signedIn.GET("/jobs", h.jobsList)
 		signedIn.GET("/teams/:team/jobs/:name", h.jobShow)
 		signedIn.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
-		signedIn.POST("/teams/:team/jobs/:name/stop", h.jobStop)
-		signedIn.POST("/teams/:team/jobs/:name/resume", h.jobResume)
-		signedIn.POST("/teams/:team/jobs/:name/delete", h.jobDelete)
-		signedIn.POST("/teams/:team/jobs/:name/scale", h.jobScale)
+		signedIn.POST("/teams/:team/jobs/:name/stop", h.clusterAnswers, h.jobStop)
+		signedIn.POST("/teams/:team/jobs/:name/resume", h.clusterAnswers, h.jobResume)
+		signedIn.POST("/teams/:team/jobs/:name/delete", h.clusterAnswers, h.jobDelete)
+		signedIn.POST("/teams/:team/jobs/:name/scale", h.clusterAnswers, h.jobScale)
 		if d.Logs != nil {
 			signedIn.GET("/teams/:team/jobs/:name/logs", h.jobLogs)
 			signedIn.GET("/teams/:team/jobs/:name/logs/follow", h.jobLogsFollow)
@@ -314,12 +317,12 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.Launcher != nil && d.Jobs != nil {
 		api.GET("/templates", h.apiTemplates)
 		api.GET("/teams/:team/jobs", h.apiJobsList)
-		api.POST("/teams/:team/jobs", h.apiJobCreate)
+		api.POST("/teams/:team/jobs", h.clusterAnswers, h.apiJobCreate)
 		api.GET("/teams/:team/jobs/:name", h.apiJobGet)
-		api.DELETE("/teams/:team/jobs/:name", h.apiJobDelete)
-		api.POST("/teams/:team/jobs/:name/stop", h.apiJobsStop)
-		api.POST("/teams/:team/jobs/:name/resume", h.apiJobsResume)
-		api.POST("/teams/:team/jobs/:name/scale", h.apiJobsScale)
+		api.DELETE("/teams/:team/jobs/:name", h.clusterAnswers, h.apiJobDelete)
+		api.POST("/teams/:team/jobs/:name/stop", h.clusterAnswers, h.apiJobsStop)
+		api.POST("/teams/:team/jobs/:name/resume", h.clusterAnswers, h.apiJobsResume)
+		api.POST("/teams/:team/jobs/:name/scale", h.clusterAnswers, h.apiJobsScale)
 		if d.Logs != nil {
 			api.GET("/teams/:team/jobs/:name/logs", h.apiJobLogs)
 		}
