@@ -98,11 +98,19 @@ cluster-status:
 ## one team's Workloads from the API server), and the portal's RSS. Sizes: GANTRY_LOAD_WORKLOADS,
 ## GANTRY_LOAD_RUNNING, GANTRY_LOAD_NODES. The load run is a benchmark only (-run '^$' runs no
 ## tests), so `go test` never starts it. It prints `BENCH page=... p50_ms=... p99_ms=...` and
-## `BENCH rss ...` lines; every other benchmark's result line is also printed as one
-## `BENCH <name> <key>=<value> ...` line.
+## `BENCH rss ...` lines. The launch run (e2e BenchmarkLaunch): 30 users with API tokens of their
+## own across the three teams launch through POST /api/v1/teams/{team}/jobs at an open-loop
+## GANTRY_LAUNCH_RATE per second (default 50) for GANTRY_LAUNCH_SECONDS (default 60), while a bare
+## client-go client creates the same rendered objects as the same users at the same rate:
+## `BENCH launch rate_per_s=... p50_ms=... p99_ms=... clientgo_p99_ms=... ratio=... errors=...`.
+## The soak run (e2e BenchmarkSoak): 200 sessions signed in through the IdP browse the jobs list,
+## job pages, team page and cluster page with a trickle of launches for GANTRY_SOAK_MINUTES
+## (default 10), the portal's RSS read each minute: `BENCH soak sessions=200 minutes=10
+## errors_5xx=... rss_mib_min2=... rss_mib_end=... rss_growth_pct=...`. Every other benchmark's
+## result line is also printed as one `BENCH <name> <key>=<value> ...` line.
 bench: prerequisites
 	$(GANTRY_DEV) up
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 90m ./... | awk -f e2e/bench-lines.awk
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 120m ./... | awk -f e2e/bench-lines.awk
 
 clean-local: cluster-down
 	rm -rf .local
