@@ -353,11 +353,7 @@ type requestRows struct {
 
 func dbCounts(t *testing.T, dsn string, ids []int64) map[int64]requestRows {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
+	ctx, conn := dbConn(t, dsn)
 	out := map[int64]requestRows{}
 	for _, id := range ids {
 		var r requestRows
@@ -374,24 +370,27 @@ func dbCounts(t *testing.T, dsn string, ids []int64) map[int64]requestRows {
 	return out
 }
 
+// dbConn connects to the test's database for the rest of the test.
+func dbConn(t *testing.T, dsn string) (context.Context, *pgx.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return ctx, conn
+}
+
 // dbQuery scans the one row of sql into dest.
 func dbQuery(t *testing.T, dsn, sql string, dest ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
+	ctx, conn := dbConn(t, dsn)
 	require.NoError(t, conn.QueryRow(ctx, sql).Scan(dest...), sql)
 }
 
 func dbExec(t *testing.T, dsn, sql string, args ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql, args...)
+	ctx, conn := dbConn(t, dsn)
+	_, err := conn.Exec(ctx, sql, args...)
 	require.NoError(t, err, sql)
 }

@@ -17,14 +17,11 @@ func (s *Stack) Stop(ctx context.Context, group string) error {
 	if !slices.Contains(allGroups, group) {
 		return fmt.Errorf("unknown part %q (known: %s)", group, strings.Join(allGroups, ", "))
 	}
-	unlock, err := lock(ctx, s.layout)
+	unlock, err := s.lockState(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if s.state, err = ReadState(s.layout); err != nil {
-		return err
-	}
 	cs := s.components()
 	var errs []string
 	for i := len(cs) - 1; i >= 0; i-- {
@@ -33,20 +30,11 @@ func (s *Stack) Stop(ctx context.Context, group string) error {
 			continue
 		}
 		for _, name := range slices.Backward(c.processes) {
-			ps, ok := s.state.Processes[name]
-			if !ok {
+			if _, ok := s.state.Processes[name]; !ok {
 				continue
 			}
-			if err := shutDownProcess(ctx, name, ps, c.shutdown, 30*time.Second); err != nil {
+			if err := s.stopRecorded(ctx, name, c.shutdown, 30*time.Second); err != nil {
 				errs = append(errs, err.Error())
-				continue
-			}
-			s.progress("  ✓ stopped %s (pid %d)", name, ps.PID)
-			delete(s.state.Processes, name)
-			if name == procStandin {
-				if err := s.removePodNetwork(ctx); err != nil {
-					errs = append(errs, err.Error())
-				}
 			}
 		}
 	}

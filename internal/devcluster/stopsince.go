@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,34 +29,19 @@ func (s *Stack) Running() (map[string]int, error) {
 // the same PID) in before, newest first, leaving the rest alone; a nil
 // before stops them all.
 func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error {
-	unlock, err := lock(ctx, s.layout)
+	unlock, err := s.lockState(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if s.state, err = ReadState(s.layout); err != nil {
-		return err
-	}
 	var errs []string
 	for _, name := range s.byAge() {
 		ps := s.state.Processes[name]
 		if pid, ok := before[name]; ok && pid == ps.PID {
 			continue
 		}
-		was := ps.alive()
-		if err := stopProcess(ctx, name, ps, 15*time.Second); err != nil {
+		if err := s.stopRecorded(ctx, name, 0, 15*time.Second); err != nil {
 			errs = append(errs, err.Error())
-			continue
-		}
-		if was {
-			s.progress("  ✓ stopped %s (pid %d)", name, ps.PID)
-		}
-		delete(s.state.Processes, name)
-		// The pod network lives as long as the stand-in inside it.
-		if name == procStandin {
-			if err := s.removePodNetwork(ctx); err != nil {
-				errs = append(errs, err.Error())
-			}
 		}
 	}
 	if err := writeState(s.layout, s.state); err != nil {
@@ -63,6 +49,37 @@ func (s *Stack) StopNewerThan(ctx context.Context, before map[string]int) error 
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("stop stack: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// lockState takes the stack's lock and reads its state; call unlock when done.
+func (s *Stack) lockState(ctx context.Context) (unlock func(), err error) {
+	if unlock, err = lock(ctx, s.layout); err != nil {
+		return nil, err
+	}
+	if s.state, err = ReadState(s.layout); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// stopRecorded stops the recorded process name (asking with sig, see
+// shutDownProcess) and forgets it.
+func (s *Stack) stopRecorded(ctx context.Context, name string, sig syscall.Signal, grace time.Duration) error {
+	ps := s.state.Processes[name]
+	was := ps.alive()
+	if err := shutDownProcess(ctx, name, ps, sig, grace); err != nil {
+		return err
+	}
+	if was {
+		s.progress("  ✓ stopped %s (pid %d)", name, ps.PID)
+	}
+	delete(s.state.Processes, name)
+	// The pod network lives as long as the stand-in inside it.
+	if name == procStandin {
+		return s.removePodNetwork(ctx)
 	}
 	return nil
 }

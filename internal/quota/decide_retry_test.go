@@ -24,7 +24,9 @@ type failingDatabase struct {
 }
 
 // connectionCut is the error of a connection cut as the commit was sent.
-func connectionCut() error { return store.MarkUnavailable(fmt.Errorf("commit: %w", io.ErrUnexpectedEOF)) }
+func connectionCut() error {
+	return store.MarkUnavailable(fmt.Errorf("commit: %w", io.ErrUnexpectedEOF))
+}
 
 func (d failingDatabase) DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error) {
 	if d.afterCommit {
@@ -61,14 +63,23 @@ func (f *fixture) audited(t *testing.T, id int64, action string) int {
 	return n
 }
 
-func TestApprovalWhoseCommitFailedAfterTheClusterChangedIsAppliedOnceOnRetry(t *testing.T) {
+// failedApproval files a request of delta GPUs by alice and has bob approve
+// it through a database that fails as the decision commits (before or
+// after); it returns the fixture, a service whose database works, and the
+// request.
+func failedApproval(t *testing.T, delta int64, afterCommit bool) (*fixture, *quota.Service, store.QuotaRequest) {
+	t.Helper()
 	f := newFixture(t)
-	ctx := context.Background()
 	s := f.service(t)
-	r := f.file(t, s, f.researcher("alice"), 2, nil)
-
-	_, err := f.failingService(t, false).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	r := f.file(t, s, f.researcher("alice"), delta, nil)
+	_, err := f.failingService(t, afterCommit).Decide(context.Background(), f.lead("bob"), r.ID, true, "go ahead")
 	require.ErrorIs(t, err, store.ErrUnavailable, "the lead is told the database did not answer")
+	return f, s, r
+}
+
+func TestApprovalWhoseCommitFailedAfterTheClusterChangedIsAppliedOnceOnRetry(t *testing.T) {
+	f, s, r := failedApproval(t, 2, false)
+	ctx := context.Background()
 	assert.Equal(t, int64(2), f.nominal(t), "the cluster changed before the database failed")
 	open, err := f.db.QuotaRequestByID(ctx, r.ID)
 	require.NoError(t, err)
@@ -86,13 +97,8 @@ func TestApprovalWhoseCommitFailedAfterTheClusterChangedIsAppliedOnceOnRetry(t *
 }
 
 func TestApprovalWhoseAnswerWasLostAnswersTheRetryAsDecided(t *testing.T) {
-	f := newFixture(t)
+	f, s, r := failedApproval(t, 3, true)
 	ctx := context.Background()
-	s := f.service(t)
-	r := f.file(t, s, f.researcher("alice"), 3, nil)
-
-	_, err := f.failingService(t, true).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
-	require.ErrorIs(t, err, store.ErrUnavailable)
 
 	decided, err := s.Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
 	require.NoError(t, err, "the same decision again is answered as made")
@@ -112,15 +118,10 @@ func TestApprovalWhoseAnswerWasLostAnswersTheRetryAsDecided(t *testing.T) {
 }
 
 func TestRejectionTakesBackAnApprovalThatReachedOnlyTheCluster(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	s := f.service(t)
-	r := f.file(t, s, f.researcher("alice"), 4, nil)
-	_, err := f.failingService(t, false).Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
-	require.ErrorIs(t, err, store.ErrUnavailable)
+	f, s, r := failedApproval(t, 4, false)
 	require.Equal(t, int64(4), f.nominal(t))
 
-	decided, err := s.Decide(ctx, f.lead("bob"), r.ID, false, "not this sprint after all")
+	decided, err := s.Decide(context.Background(), f.lead("bob"), r.ID, false, "not this sprint after all")
 	require.NoError(t, err)
 	assert.Equal(t, store.QuotaRejected, decided.Status)
 	assert.Zero(t, f.nominal(t), "the quota the failed approval added is taken back")
