@@ -57,7 +57,7 @@ type Store interface {
 	WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time) (store.QuotaRequest, error)
 	QuotaRequestByID(ctx context.Context, id int64) (store.QuotaRequest, error)
 	DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error)
-	RevertDueGrant(ctx context.Context, now time.Time, revert func(store.QuotaGrant) error) (store.QuotaGrant, bool, error)
+	RevertDueGrant(ctx context.Context, now time.Time, revert func(store.QuotaGrant) (store.GrantReverted, error)) (store.QuotaGrant, bool, error)
 	Ceiling(ctx context.Context, team, flavor, resource string) (store.TeamCeiling, error)
 	Notify(ctx context.Context, n store.Notification) error
 }
@@ -286,37 +286,43 @@ func (s *Service) ceilingCheck(ctx context.Context, a Actor, r store.QuotaReques
 	}, nil
 }
 
-// ExpireDue reverts every grant whose end has come, one transaction per
-// grant with the row locked (FOR UPDATE SKIP LOCKED), so several replicas
-// can run it at once without reverting a grant twice. It returns how many
-// grants it reverted.
+// ExpireDue reverts every grant whose end has come and returns how many
+// it reverted.
+//
+// A leader killed at any point, and the next leader doing the work again,
+// revert each grant once: the grant row is locked (FOR UPDATE SKIP LOCKED)
+// while its ClusterQueue changes, and the ClusterQueue update is a
+// compare-and-set on its resourceVersion that removes the grant's
+// annotation together with the quota, and is skipped when the annotation
+// is already gone. So a revert that reached the cluster but whose
+// transaction died is not applied again; reverted_at, the audit entry and
+// the notice commit together, so none is written twice or lost.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	n := 0
 	for {
 		now := s.now().UTC()
-		g, found, err := s.store.RevertDueGrant(ctx, now, func(g store.QuotaGrant) error {
+		_, found, err := s.store.RevertDueGrant(ctx, now, func(g store.QuotaGrant) (store.GrantReverted, error) {
 			err := s.cluster.Revert(ctx, Change{GrantKey: g.RequestID, Team: g.Team, Flavor: g.Flavor, Resource: corev1.ResourceName(g.Resource), Delta: g.Delta})
-			if errors.Is(err, kube.ErrNotFound) {
-				return nil // the team's queue is gone: nothing left to revert
+			if err != nil && !errors.Is(err, kube.ErrNotFound) { // a team's queue that is gone has nothing left to revert
+				return store.GrantReverted{}, err
 			}
-			return err
+			r, err := s.store.QuotaRequestByID(ctx, g.RequestID)
+			if err != nil {
+				return store.GrantReverted{}, err
+			}
+			sys := Actor{Username: audit.SystemActor, Via: audit.ViaSystem}
+			entry, err := s.audit.Entry(s.event(sys, ActionExpire, r, map[string]any{"grant": g.ID, "expired_at": g.ExpiresAt}))
+			if err != nil {
+				return store.GrantReverted{}, err
+			}
+			text := fmt.Sprintf("Your grant of %s %s in %s for team %s ended and was reverted.", signed(g.Delta), g.Resource, g.Flavor, g.Team)
+			return store.GrantReverted{Audit: &entry,
+				Notice: &store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}}, nil
 		})
 		if err != nil || !found {
 			return n, err
 		}
 		n++
-		sys := Actor{Username: audit.SystemActor, Via: audit.ViaSystem}
-		r, err := s.store.QuotaRequestByID(ctx, g.RequestID)
-		if err != nil {
-			return n, err
-		}
-		if err := s.record(ctx, sys, ActionExpire, r, map[string]any{"grant": g.ID, "expired_at": g.ExpiresAt}); err != nil {
-			return n, err
-		}
-		text := fmt.Sprintf("Your grant of %s %s in %s for team %s ended and was reverted.", signed(g.Delta), g.Resource, g.Flavor, g.Team)
-		if err := s.store.Notify(ctx, store.Notification{Username: r.Requester, Text: text, Link: "/quota-requests", CreatedAt: now}); err != nil {
-			return n, err
-		}
 	}
 }
 

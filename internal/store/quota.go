@@ -214,10 +214,19 @@ func (s *Store) GrantByRequest(ctx context.Context, requestID int64) (QuotaGrant
 	return g, nil
 }
 
+// GrantReverted is what reverting a grant leaves in the database besides
+// the grant's reverted_at: its audit entry and the requester's notice.
+type GrantReverted struct {
+	Audit  *AuditEntry
+	Notice *Notification
+}
+
 // RevertDueGrant takes one grant due at now that no other replica is
 // reverting (FOR UPDATE SKIP LOCKED), calls revert and marks the grant
-// reverted in the same transaction. It reports false when none is due.
-func (s *Store) RevertDueGrant(ctx context.Context, now time.Time, revert func(QuotaGrant) error) (QuotaGrant, bool, error) {
+// reverted, with the audit entry and notice revert returns, in the same
+// transaction: a crash before the commit leaves the grant due and nothing
+// written, a commit leaves all of it. It reports false when none is due.
+func (s *Store) RevertDueGrant(ctx context.Context, now time.Time, revert func(QuotaGrant) (GrantReverted, error)) (QuotaGrant, bool, error) {
 	var g QuotaGrant
 	found := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -231,11 +240,15 @@ func (s *Store) RevertDueGrant(ctx context.Context, now time.Time, revert func(Q
 			return err
 		}
 		found = true
-		if err := revert(g); err != nil {
+		done, err := revert(g)
+		if err != nil {
 			return err
 		}
 		g.RevertedAt = &now
-		return tx.Model(&g).Update("reverted_at", now).Error
+		if err := tx.Model(&g).Update("reverted_at", now).Error; err != nil {
+			return err
+		}
+		return sideEffects(tx, done.Notice, done.Audit)
 	})
 	if err != nil {
 		return QuotaGrant{}, false, fmt.Errorf("revert due grant: %w", err)
