@@ -118,6 +118,15 @@ func (l *Ledger) Scan(ctx context.Context) (int, error) {
 }
 
 // Run scans every interval until ctx ends.
+//
+// A leader killed at any point, and the next leader scanning again, write
+// each run once: the loop writes nothing to Kubernetes, and each row is
+// one INSERT keyed by run_key (workload UID and admission time, the
+// table's primary key) with ON CONFLICT DO NOTHING, so a row either
+// committed before the kill or is written by the next leader; overlapping
+// leaders and every replica's informer hook collide on the key. The
+// in-memory set of recorded keys only saves queries; it is never trusted
+// across leaders.
 func (l *Ledger) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
