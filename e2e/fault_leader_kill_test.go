@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/quota"
+	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -68,7 +69,7 @@ func TestLeaderKilledDuringLedgerAndQuotaExpiryDoesNothingTwice(t *testing.T) {
 
 	// Six grants approved as a replica's request handler does: three end
 	// together (the leader is mid-loop when it dies), three a little later.
-	_, err = db.SaveTeam(ctx, store.Team{Name: team.Name, DisplayName: team.Name, MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups})
+	_, err = db.SaveTeam(ctx, roster.Team{Name: team.Name, DisplayName: team.Name, MemberGroups: team.MemberGroups, LeadGroups: team.LeadGroups})
 	require.NoError(t, err)
 	svc := quota.NewService(db, &quota.ClusterQueues{Kueue: env.Kueue, Kube: env.Kube}, audit.New(db, nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	soon, later := time.Now().Add(7*time.Second), time.Now().Add(11*time.Second)
