@@ -92,6 +92,10 @@ const (
 	// AnnotationQuotaGrantPrefix starts the ClusterQueue annotation of each
 	// applied temporary quota grant (quota.gantry.dev/grant-<id>).
 	AnnotationQuotaGrantPrefix = "quota.gantry.dev/grant-"
+	// AnnotationIdleEpisode is the idle episode whose stop or scale-down
+	// was last applied to a notebook's StatefulSet or an endpoint's
+	// Deployment, written in the same update as its replicas.
+	AnnotationIdleEpisode = "gantry.dev/idle-episode"
 )
 
 // Annotations the local stack's kwok stages and metric read from pods

@@ -82,10 +82,12 @@ type Jobs interface {
 	WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error)
 }
 
-// Scaler changes replicas as the portal itself (the reclaim acts for no person).
+// Scaler changes replicas as the portal itself (the reclaim acts for no
+// person), once per idle episode: it reports false, changing nothing, when
+// the object already carries the episode (KubeScaler).
 type Scaler interface {
-	ScaleStatefulSet(ctx context.Context, namespace, name string, replicas int32) error
-	ScaleDeployment(ctx context.Context, namespace, name string, replicas int32) error
+	ScaleStatefulSet(ctx context.Context, namespace, name string, replicas int32, episode int64) (bool, error)
+	ScaleDeployment(ctx context.Context, namespace, name string, replicas int32, episode int64) (bool, error)
 }
 
 // Templates gives a launch's template (an endpoint's minimum replicas).
@@ -132,6 +134,18 @@ func (r *Reclaimer) record(ctx context.Context, actor Actor, action, target stri
 var system = Actor{Username: SystemActor, Via: audit.ViaSystem}
 
 // Run scans every Interval until ctx ends.
+//
+// A leader killed at any point, and the next leader scanning again, warn,
+// flag, stop or scale a job once and audit it once: every action is
+// recorded first, with its notice and audit entry, in one transaction that
+// only one leader can win (one open episode per launch, a unique index;
+// an episode acted on only while acted_at is NULL). The Kubernetes change
+// comes after and is redone by the next leader for an episode recorded
+// but not closed (a stop) or not yet on the Deployment (a scale-down);
+// the change writes the episode id on the object in the same update and
+// is skipped when it is already there, so a stop or scale-down that
+// reached the cluster before the kill is not applied a second time, even
+// if the owner started the job again meanwhile.
 func (r *Reclaimer) Run(ctx context.Context) {
 	t := time.NewTicker(r.Settings.Interval)
 	defer t.Stop()
@@ -262,17 +276,24 @@ func (r *Reclaimer) scanJob(ctx context.Context, l store.Launch, p Policy, ep *s
 	now := r.now()
 	kind := catalog.Kind(l.Kind)
 	if ep != nil && ep.Action == actScaled && ep.ClosedAt == nil {
-		// A recorded scale-down that did not hold (or never happened).
-		if replicas, minimum, err := r.endpointReplicas(ctx, l); err != nil {
+		// A scale-down recorded (and audited) that may not have reached the
+		// Deployment: carried out unless the Deployment carries the episode.
+		if d, err := r.Jobs.Deployment(l.Namespace, l.Name); err != nil {
 			return err
-		} else if replicas > minimum && ep.ActedAt != nil && now.Sub(*ep.ActedAt) < 2*r.Settings.Interval {
-			return r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum)
+		} else if !appliedTo(d.ObjectMeta, ep.ID) {
+			_, minimum, err := r.endpointReplicas(ctx, l)
+			if err != nil {
+				return err
+			}
+			if _, err := r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum, ep.ID); err != nil {
+				return err
+			}
 		}
 	}
 	if ep != nil && ep.Action == actStopped {
 		// A stop recorded (and audited) whose scale-down was not confirmed:
-		// issue it again, it changes nothing twice.
-		if err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0); err != nil {
+		// carried out unless the StatefulSet already carries the episode.
+		if _, err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0, ep.ID); err != nil {
 			return err
 		}
 		return r.Store.CloseIdleEpisode(ctx, ep.ID, now, actStopped)
@@ -383,14 +404,17 @@ func (r *Reclaimer) scaleDown(ctx context.Context, l store.Launch, p Policy, e s
 	}
 	// Recorded first, with its audit entry: the episode's unique open row
 	// keeps a second replica from scaling or auditing it again, and an
-	// open scaled episode is scaled again until it holds (scanJob).
-	if _, err = r.Store.OpenIdleEpisode(ctx, e, n, &entry); err != nil {
+	// open scaled episode not on the Deployment is scaled by the next
+	// leader (scanJob).
+	opened, err := r.Store.OpenIdleEpisode(ctx, e, n, &entry)
+	if err != nil {
 		if errors.Is(err, store.ErrEpisodeOpen) {
 			return nil
 		}
 		return err
 	}
-	return r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum)
+	_, err = r.Scaler.ScaleDeployment(ctx, l.Namespace, l.Name, minimum, opened.ID)
+	return err
 }
 
 // endpointReplicas is an endpoint's replicas now and its template's minimum.
@@ -457,7 +481,7 @@ func (r *Reclaimer) stop(ctx context.Context, l store.Launch, p Policy, ep store
 	if err != nil || !claimed {
 		return err
 	}
-	if err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0); err != nil {
+	if _, err := r.Scaler.ScaleStatefulSet(ctx, l.Namespace, l.Name, 0, ep.ID); err != nil {
 		return err
 	}
 	return r.Store.CloseIdleEpisode(ctx, ep.ID, now, actStopped)

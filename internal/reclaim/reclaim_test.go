@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/reclaim"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -37,6 +39,7 @@ type cluster struct {
 	started  time.Time
 	replicas map[string]int32
 	scales   map[string]int
+	episode  map[string]int64 // the idle episode last applied to each job, as KubeScaler marks it
 }
 
 func (c *cluster) Pods(namespace, name string) ([]*corev1.Pod, error) {
@@ -58,30 +61,46 @@ func (c *cluster) WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workl
 }
 
 func (c *cluster) StatefulSet(namespace, name string) (*appsv1.StatefulSet, error) {
-	return &appsv1.StatefulSet{}, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &appsv1.StatefulSet{ObjectMeta: c.meta(name)}, nil
 }
 
 func (c *cluster) Deployment(namespace, name string) (*appsv1.Deployment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.replicas[name]
-	return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &r}}, nil
+	return &appsv1.Deployment{ObjectMeta: c.meta(name), Spec: appsv1.DeploymentSpec{Replicas: &r}}, nil
 }
 
-func (c *cluster) scale(name string, replicas int32) error {
+func (c *cluster) meta(name string) metav1.ObjectMeta {
+	if id, ok := c.episode[name]; ok {
+		return metav1.ObjectMeta{Annotations: map[string]string{naming.AnnotationIdleEpisode: strconv.FormatInt(id, 10)}}
+	}
+	return metav1.ObjectMeta{}
+}
+
+func (c *cluster) scale(name string, replicas int32, episode int64) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if id, ok := c.episode[name]; ok && id == episode {
+		return false, nil
+	}
+	if c.episode == nil {
+		c.episode = map[string]int64{}
+	}
+	c.episode[name] = episode
 	c.replicas[name] = replicas
 	c.scales[name]++
-	return nil
+	return true, nil
 }
 
-func (c *cluster) ScaleStatefulSet(_ context.Context, _, name string, replicas int32) error {
-	return c.scale(name, replicas)
+func (c *cluster) ScaleStatefulSet(_ context.Context, _, name string, replicas int32, episode int64) (bool, error) {
+	return c.scale(name, replicas, episode)
 }
 
-func (c *cluster) ScaleDeployment(_ context.Context, _, name string, replicas int32) error {
-	return c.scale(name, replicas)
+func (c *cluster) ScaleDeployment(_ context.Context, _, name string, replicas int32, episode int64) (bool, error) {
+	return c.scale(name, replicas, episode)
 }
 
 // quiet GPUs: every job at 1 %.
