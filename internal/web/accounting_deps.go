@@ -68,6 +68,22 @@ func mayJudge(u *auth.User, rec store.Launch) bool {
 	return rec.Owner == u.Username || leads(u, rec.Team)
 }
 
+// judge is the rule of verdicts (jobOf): the job's owner, its team's leads and admins.
+func judge(u *auth.User, rec store.Launch) error {
+	if !mayJudge(u, rec) {
+		return errNotOwnerOrLead
+	}
+	return nil
+}
+
+// leadsTeam is the rule of team settings (teamOf): the team's leads and admins.
+func leadsTeam(u *auth.User, team string) error {
+	if !leads(u, team) {
+		return errNotLead
+	}
+	return nil
+}
+
 // monthParam reads ?month=2026-11; this month when absent.
 func (h *handler) monthParam(c *gin.Context) (time.Time, error) {
 	m := c.Query("month")

@@ -25,9 +25,8 @@ type apiNewEndpointKey struct {
 // apiEndpointKeysCreate makes a key for the team's inference endpoint, as
 // the job page's key form does.
 func (h *handler) apiEndpointKeysCreate(c *gin.Context) {
-	u, rec, err := h.endpointRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c, endpoint)
+	if !ok {
 		return
 	}
 	var body apiEndpointKeyBody

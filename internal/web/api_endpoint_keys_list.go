@@ -14,9 +14,8 @@ type apiEndpointKeyList struct {
 // apiEndpointKeysList lists the endpoint's keys (revoked and expired ones
 // included, secrets never).
 func (h *handler) apiEndpointKeysList(c *gin.Context) {
-	_, rec, err := h.endpointRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	_, rec, ok := h.jobOf(c, endpoint)
+	if !ok {
 		return
 	}
 	keys, err := h.Proxy.Access.Keys(c.Request.Context(), rec.Team, rec.Name)

@@ -106,9 +106,8 @@ func (h *handler) apiJobGet(c *gin.Context) {
 
 // apiJobDelete deletes a job as the caller.
 func (h *handler) apiJobDelete(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Launcher.Delete(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {

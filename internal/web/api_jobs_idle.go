@@ -103,9 +103,8 @@ func (h *handler) apiJobIdleOf(ctx context.Context, rec store.Launch) (apiJobIdl
 // apiJobIdle is a job's idle reclaim state: its policy, a pending warning,
 // a flag, what the reclaim did and what holds it.
 func (h *handler) apiJobIdle(c *gin.Context) {
-	_, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	_, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	b, err := h.apiJobIdleOf(c.Request.Context(), rec)

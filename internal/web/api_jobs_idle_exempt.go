@@ -13,13 +13,8 @@ type apiIdleExemptBody struct {
 
 // apiJobIdleExempt exempts a job from idle reclaim with a lead's reason.
 func (h *handler) apiJobIdleExempt(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !leads(u, rec.Team) {
-		h.fail(c, errNotIdleLead)
+	u, rec, ok := h.jobOf(c, idleLead)
+	if !ok {
 		return
 	}
 	var body apiIdleExemptBody

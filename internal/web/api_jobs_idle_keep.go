@@ -9,9 +9,8 @@ import (
 // apiJobIdleKeep holds an idle notebook for its policy's extension; the
 // answer is the job's idle state with the hold.
 func (h *handler) apiJobIdleKeep(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if _, err := h.Idle.Keep(c.Request.Context(), reclaimActor(c, u), rec); err != nil {

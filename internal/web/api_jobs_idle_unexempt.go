@@ -8,13 +8,8 @@ import (
 
 // apiJobIdleUnexempt removes a job's exemption or extension.
 func (h *handler) apiJobIdleUnexempt(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !leads(u, rec.Team) {
-		h.fail(c, errNotIdleLead)
+	u, rec, ok := h.jobOf(c, idleLead)
+	if !ok {
 		return
 	}
 	if err := h.Idle.Unexempt(c.Request.Context(), reclaimActor(c, u), rec); err != nil {

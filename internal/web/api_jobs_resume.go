@@ -9,9 +9,8 @@ import (
 // apiJobsResume resumes a stopped notebook or endpoint as the caller; it
 // queues for a GPU again.
 func (h *handler) apiJobsResume(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Launcher.Resume(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {

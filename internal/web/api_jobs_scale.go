@@ -13,9 +13,8 @@ type apiScaleBody struct {
 
 // apiJobsScale sets an inference endpoint's replicas within its range.
 func (h *handler) apiJobsScale(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	var body apiScaleBody

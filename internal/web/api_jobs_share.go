@@ -1,12 +1,10 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/proxy"
 )
 
@@ -26,13 +24,8 @@ type apiNotebookShare struct {
 // apiJobsShare shares the caller's notebook with its team or takes that
 // back, as the job page's share button does.
 func (h *handler) apiJobsShare(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if catalog.Kind(rec.Kind) != catalog.KindNotebook {
-		h.fail(c, fmt.Errorf("share %s: %w", rec.Name, errNotANotebook))
+	u, rec, ok := h.jobOf(c, notebook)
+	if !ok {
 		return
 	}
 	var body apiShareBody

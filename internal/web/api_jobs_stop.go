@@ -16,9 +16,8 @@ type apiJobAccepted struct {
 
 // apiJobsStop stops a notebook or endpoint as the caller; its workspace is kept.
 func (h *handler) apiJobsStop(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Launcher.Stop(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {

@@ -19,13 +19,8 @@ func (h *handler) apiJobsVerdict(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !mayJudge(u, rec) {
-		h.fail(c, errNotOwnerOrLead)
+	u, rec, ok := h.jobOf(c, judge)
+	if !ok {
 		return
 	}
 	var body apiVerdictBody

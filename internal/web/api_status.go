@@ -117,9 +117,8 @@ type apiGPU struct {
 // apiJobStatus is a job's status as JSON: phase, cause and next step,
 // queue, GPU and cost.
 func (h *handler) apiJobStatus(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	q, err := h.jobQueueOf(c.Request.Context(), rec, h.failureLogTail(u))

@@ -6,8 +6,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/gantry-dev/gantry/internal/auth"
 )
 
 // apiWebhookRequest is the body of PUT /api/v1/teams/{team}/webhook; an
@@ -19,10 +17,8 @@ type apiWebhookRequest struct {
 // apiTeamWebhookPut sets the team's chat webhook, as the team page's form
 // does; team leads and admins only.
 func (h *handler) apiTeamWebhookPut(c *gin.Context) {
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
+	u, team, ok := h.teamOf(c)
+	if !ok {
 		return
 	}
 	var req apiWebhookRequest

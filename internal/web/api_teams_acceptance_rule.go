@@ -4,8 +4,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/gantry-dev/gantry/internal/auth"
 )
 
 // apiAcceptanceRuleBody is the body of PUT /api/v1/teams/{team}/acceptance-rule.
@@ -20,14 +18,8 @@ func (h *handler) apiTeamsAcceptanceRule(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
-		return
-	}
-	if !leads(u, team) {
-		h.fail(c, errNotLead)
+	u, team, ok := h.teamOf(c, leadsTeam)
+	if !ok {
 		return
 	}
 	var body apiAcceptanceRuleBody

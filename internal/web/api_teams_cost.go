@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/cost"
 )
 
@@ -18,10 +17,8 @@ func (h *handler) apiTeamsCost(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
+	_, team, ok := h.teamOf(c)
+	if !ok {
 		return
 	}
 	month, err := h.monthParam(c)

@@ -8,19 +8,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/auth"
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/proxy"
-	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
 
 // endpointKeysCreate makes a key for the endpoint and shows the job page
 // with the key's secret, this once (it is never stored).
 func (h *handler) endpointKeysCreate(c *gin.Context) {
-	u, rec, err := h.endpointRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c, endpoint)
+	if !ok {
 		return
 	}
 	days, err := strconv.Atoi(strings.TrimSpace(c.PostForm("days")))
@@ -53,17 +49,4 @@ func (h *handler) endpointKeysCreate(c *gin.Context) {
 	nav.Flash = append(nav.Flash, views.Flash{Kind: views.FlashSuccess,
 		Text: fmt.Sprintf("Key %q made. Copy it now: it is shown only this once.", key.Key.Label)})
 	h.render(c, http.StatusCreated, views.JobPage(nav, p))
-}
-
-// endpointRecord loads the launch record of the inference endpoint the
-// request names, if the user may see its team.
-func (h *handler) endpointRecord(c *gin.Context) (*auth.User, store.Launch, error) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		return u, rec, err
-	}
-	if catalog.Kind(rec.Kind) != catalog.KindInference || rec.DeletedAt != nil {
-		return u, rec, fmt.Errorf("keys of %s/%s: %w", rec.Team, rec.Name, errNotAnEndpoint)
-	}
-	return u, rec, nil
 }

@@ -2,25 +2,17 @@ package web
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/proxy"
-	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
 )
 
 // endpointKeysRevoke revokes one of the endpoint's keys and returns to its page.
 func (h *handler) endpointKeysRevoke(c *gin.Context) {
-	u, rec, err := h.endpointRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		h.fail(c, fmt.Errorf("revoke key %q: %w", c.Param("id"), store.ErrNotFound))
+	u, rec, id, ok := h.endpointKeyOf(c)
+	if !ok {
 		return
 	}
 	actor := proxy.Actor{Username: u.Username, IP: c.ClientIP(), Via: u.Via()}

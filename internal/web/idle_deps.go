@@ -34,6 +34,14 @@ type IdleReclaim interface {
 var errNotIdleLead = problem.New("only the team's leads and admins can exempt a job from idle reclaim", problem.Problem{Kind: problem.Forbidden, Title: "Leads only",
 	Detail: "Only the team's leads and admins can exempt a job from idle reclaim."})
 
+// idleLead is the rule of idle exemptions (jobOf): the job's team's leads and admins.
+func idleLead(u *auth.User, rec store.Launch) error {
+	if !leads(u, rec.Team) {
+		return errNotIdleLead
+	}
+	return nil
+}
+
 func reclaimActor(c *gin.Context, u *auth.User) reclaim.Actor {
 	return reclaim.Actor{Username: u.Username, Via: u.Via(), IP: c.ClientIP()}
 }

@@ -25,6 +25,38 @@ var errNotANotebook = problem.New("not a notebook", problem.Problem{Kind: proble
 // errNotAnEndpoint is a key action on a job that is not an inference endpoint.
 var errNotAnEndpoint = fmt.Errorf("not an inference endpoint: %w", store.ErrNotFound)
 
+// notebook is the rule of sharing (jobOf): only notebooks are shared.
+func notebook(_ *auth.User, rec store.Launch) error {
+	if catalog.Kind(rec.Kind) != catalog.KindNotebook {
+		return fmt.Errorf("share %s: %w", rec.Name, errNotANotebook)
+	}
+	return nil
+}
+
+// endpointKeyOf is the endpoint the path names and the id of its key the
+// path's :id names; on false the failure page or API error has been sent.
+func (h *handler) endpointKeyOf(c *gin.Context) (*auth.User, store.Launch, int64, bool) {
+	u, rec, ok := h.jobOf(c, endpoint)
+	if !ok {
+		return u, rec, 0, false
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		h.fail(c, fmt.Errorf("revoke key %q: %w", c.Param("id"), store.ErrNotFound))
+		return u, rec, 0, false
+	}
+	return u, rec, id, true
+}
+
+// endpoint is the rule of endpoint keys (jobOf): only inference endpoints
+// that are not deleted have keys.
+func endpoint(_ *auth.User, rec store.Launch) error {
+	if catalog.Kind(rec.Kind) != catalog.KindInference || rec.DeletedAt != nil {
+		return fmt.Errorf("keys of %s/%s: %w", rec.Team, rec.Name, errNotAnEndpoint)
+	}
+	return nil
+}
+
 // accessPanels fills the job page's ways in through the portal: Open and
 // sharing for a notebook; URL, curl example, figures and keys for an
 // endpoint. newKey is a key just made, shown this once.

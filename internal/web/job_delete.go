@@ -11,9 +11,8 @@ import (
 
 // jobDelete deletes a job as the user and returns to the jobs list.
 func (h *handler) jobDelete(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Launcher.Delete(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {

@@ -10,13 +10,8 @@ import (
 
 // jobIdleExempt exempts a job from idle reclaim with a lead's reason.
 func (h *handler) jobIdleExempt(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !leads(u, rec.Team) {
-		h.fail(c, errNotIdleLead)
+	u, rec, ok := h.jobOf(c, idleLead)
+	if !ok {
 		return
 	}
 	if err := h.Idle.Exempt(c.Request.Context(), reclaimActor(c, u), rec, c.PostForm(views.FieldIdleReason)); err != nil {

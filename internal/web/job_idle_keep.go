@@ -11,9 +11,8 @@ import (
 // jobIdleKeep holds an idle notebook for its policy's extension ("keep it
 // running") and returns to its page.
 func (h *handler) jobIdleKeep(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	until, err := h.Idle.Keep(c.Request.Context(), reclaimActor(c, u), rec)

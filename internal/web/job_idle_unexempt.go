@@ -10,13 +10,8 @@ import (
 
 // jobIdleUnexempt removes a job's exemption or extension from idle reclaim.
 func (h *handler) jobIdleUnexempt(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !leads(u, rec.Team) {
-		h.fail(c, errNotIdleLead)
+	u, rec, ok := h.jobOf(c, idleLead)
+	if !ok {
 		return
 	}
 	if err := h.Idle.Unexempt(c.Request.Context(), reclaimActor(c, u), rec); err != nil {

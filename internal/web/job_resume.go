@@ -10,9 +10,8 @@ import (
 
 // jobResume resumes a job as the user and returns to its page.
 func (h *handler) jobResume(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Launcher.Resume(c.Request.Context(), actorOf(c, u), rec.Team, rec.Name); err != nil {

@@ -12,9 +12,8 @@ import (
 
 // jobScale sets an inference endpoint's replicas within its range.
 func (h *handler) jobScale(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
+	u, rec, ok := h.jobOf(c)
+	if !ok {
 		return
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(c.PostForm("replicas")))

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/proxy"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -13,13 +12,8 @@ import (
 // jobShare lets the notebook's owner share it with the team (shared=1) or
 // take that back (shared=0), and returns to its page.
 func (h *handler) jobShare(c *gin.Context) {
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if catalog.Kind(rec.Kind) != catalog.KindNotebook {
-		h.fail(c, fmt.Errorf("share %s: %w", rec.Name, errNotANotebook))
+	u, rec, ok := h.jobOf(c, notebook)
+	if !ok {
 		return
 	}
 	shared := c.PostForm("shared") == "1"

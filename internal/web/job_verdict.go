@@ -17,13 +17,8 @@ func (h *handler) jobVerdict(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	u, rec, err := h.jobRecord(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !mayJudge(u, rec) {
-		h.fail(c, errNotOwnerOrLead)
+	u, rec, ok := h.jobOf(c, judge)
+	if !ok {
 		return
 	}
 	v, err := acc.Decide(c.Request.Context(), accountingActor(c, u), rec.Team, rec.Namespace, rec.Name,

@@ -62,6 +62,54 @@ func canSeeTeam(u *auth.User, team string) bool {
 
 func jobURL(team, name string) string { return "/teams/" + team + "/jobs/" + name }
 
+// jobRule says why the signed-in user may not act on the job, or nil.
+type jobRule func(u *auth.User, rec store.Launch) error
+
+// jobOf is the job the path's :team and :name name, when the signed-in user
+// may see its team and every rule lets them act on it; on false the failure
+// page or API error has been sent. Each page action and its API twin say
+// their rule once, here.
+func (h *handler) jobOf(c *gin.Context, rules ...jobRule) (*auth.User, store.Launch, bool) {
+	u, rec, err := h.jobRecord(c)
+	for _, rule := range rules {
+		if err != nil {
+			break
+		}
+		err = rule(u, rec)
+	}
+	if err != nil {
+		h.fail(c, err)
+		return u, store.Launch{}, false
+	}
+	return u, rec, true
+}
+
+// teamRule says why the signed-in user may not act on the team, or nil.
+type teamRule func(u *auth.User, team string) error
+
+// teamOf is the team the path's :team names, when the signed-in user may
+// see it and every rule lets them act on it; on false the failure page or
+// API error has been sent.
+func (h *handler) teamOf(c *gin.Context, rules ...teamRule) (*auth.User, string, bool) {
+	u, _ := auth.CurrentUser(c)
+	team := c.Param("team")
+	var err error
+	if !canSeeTeam(u, team) {
+		err = errNotYourTeam
+	}
+	for _, rule := range rules {
+		if err != nil {
+			break
+		}
+		err = rule(u, team)
+	}
+	if err != nil {
+		h.fail(c, err)
+		return u, "", false
+	}
+	return u, team, true
+}
+
 // jobRecord loads a job's launch record if the user may see its team.
 func (h *handler) jobRecord(c *gin.Context) (*auth.User, store.Launch, error) {
 	u, _ := auth.CurrentUser(c)

@@ -3,7 +3,6 @@ package web
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -15,14 +14,8 @@ func (h *handler) teamAcceptanceRule(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
-		return
-	}
-	if !leads(u, team) {
-		h.fail(c, errNotLead)
+	u, team, ok := h.teamOf(c, leadsTeam)
+	if !ok {
 		return
 	}
 	on := c.PostForm(views.FieldAcceptSucceeded) == "on"

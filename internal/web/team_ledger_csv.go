@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -20,10 +19,8 @@ var ledgerHeader = []string{"run_key", "team", "namespace", "job", "kind", "flav
 // teamLedgerCSV exports the team's ledger for billing: ?from=2026-01-01&to=2026-02-01
 // (default: this month).
 func (h *handler) teamLedgerCSV(c *gin.Context) {
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
+	_, team, ok := h.teamOf(c)
+	if !ok {
 		return
 	}
 	from, to := h.ledgerRange(c)

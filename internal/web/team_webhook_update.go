@@ -4,17 +4,13 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/gantry-dev/gantry/internal/auth"
 )
 
 // teamWebhookUpdate sets (or, empty, removes) the team's chat webhook
 // from the team page; team leads and admins only.
 func (h *handler) teamWebhookUpdate(c *gin.Context) {
-	u, _ := auth.CurrentUser(c)
-	team := c.Param("team")
-	if !canSeeTeam(u, team) {
-		h.fail(c, errNotYourTeam)
+	u, team, ok := h.teamOf(c)
+	if !ok {
 		return
 	}
 	if err := h.Webhooks.Set(c.Request.Context(), webhookActor(c, u), team, c.PostForm("url")); err != nil {
