@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/naming"
 )
 
@@ -25,7 +24,7 @@ func TestResearcherReadsWhyAJobFailedAndRelaunchesWithTheFix(t *testing.T) {
 	b.LoginAs("alice")
 	b.Open("/launch/pytorch-train")
 	b.do("choose team", chromedp.SetValue(testID("field-team"), team))
-	b.do("choose H100", chromedp.SetValue(testID("field-"+catalog.FieldGPUType), "h100"))
+	b.do("choose H100", chromedp.SetValue(testID("field-"+naming.FieldGPUType), "h100"))
 	b.Fill(testID("field-gpus"), "1")
 	b.Fill(testID("field-memory"), "16Gi")
 	b.Submit(testID("launch-submit"))
@@ -58,7 +57,7 @@ func TestResearcherReadsWhyAJobFailedAndRelaunchesWithTheFix(t *testing.T) {
 	assert.True(t, strings.HasPrefix(b.Path(), "/launch/pytorch-train?"), "on the launch form, at %s", b.Path())
 	assert.Equal(t, "32Gi", b.Value(testID("field-memory")), "the fix is applied")
 	assert.Equal(t, "1", b.Value(testID("field-gpus")), "the rest as the failed run had it")
-	assert.Equal(t, "h100", b.Value(testID("field-"+catalog.FieldGPUType)))
+	assert.Equal(t, "h100", b.Value(testID("field-"+naming.FieldGPUType)))
 	assert.Equal(t, team, b.Value(testID("field-team")))
 	assert.Contains(t, b.TestIDText("relaunch-notice"), "Pre-filled from "+name+".")
 	assert.Equal(t, "memory 16Gi → 32Gi", b.TestIDText("relaunch-changes"))

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/roster"
@@ -87,7 +86,7 @@ func TestResearcherSeesWhyTheJobWaitsThenSeesItAdmitted(t *testing.T) {
 	b.LoginAs("alice")
 	b.Open("/launch/pytorch-train")
 	b.do("choose team", chromedp.SetValue(testID("field-team"), team))
-	b.do("choose H100", chromedp.SetValue(testID("field-"+catalog.FieldGPUType), "h100"))
+	b.do("choose H100", chromedp.SetValue(testID("field-"+naming.FieldGPUType), "h100"))
 	b.Fill(testID("field-gpus"), "4")
 	b.Fill(testID("field-memory"), "16Gi")
 	b.Submit(testID("launch-submit"))

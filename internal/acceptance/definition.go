@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -50,8 +50,8 @@ type Definition struct {
 }
 
 // Validate checks a definition's fields, in words per field.
-func (d Definition) Validate() catalog.FieldErrors {
-	errs := catalog.FieldErrors{}
+func (d Definition) Validate() problem.Fields {
+	errs := problem.Fields{}
 	req := func(field, v, words string) {
 		if strings.TrimSpace(v) == "" {
 			errs[field] = words
@@ -137,4 +137,4 @@ func (d Definition) Args(templateArgs string) string {
 
 type fieldErrors map[string]string
 
-func (f fieldErrors) err() error { return catalog.FieldErrors(f) }
+func (f fieldErrors) err() error { return problem.Fields(f) }

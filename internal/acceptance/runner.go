@@ -30,6 +30,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -269,7 +270,7 @@ func (r *Runner) submit(ctx context.Context, w *work, s *Step) (bool, error) {
 			return true, nil
 		}
 		res, err := r.Launcher.Launch(ctx, w.actor(), req)
-		var fe catalog.FieldErrors
+		var fe problem.Fields
 		var fbd *launch.ForbiddenError
 		var col *launch.CollisionError
 		switch {
@@ -327,11 +328,11 @@ func (r *Runner) launchRequest(ctx context.Context, w *work) (launch.Request, st
 	if i < 0 {
 		return launch.Request{}, fmt.Sprintf("the template %q offers no GPUs of pool %s.", d.Template, d.Pool), nil
 	}
-	values := map[string]string{catalog.FieldGPUType: t.GPUTypes[i].Name, catalog.FieldGPUs: strconv.Itoa(d.GPUs)}
+	values := map[string]string{naming.FieldGPUType: t.GPUTypes[i].Name, naming.FieldGPUs: strconv.Itoa(d.GPUs)}
 	p := t.Parameters
 	switch {
 	case p.Nodes != nil:
-		values[catalog.FieldNodes] = strconv.Itoa(d.Nodes)
+		values[naming.FieldNodes] = strconv.Itoa(d.Nodes)
 	case d.Nodes > 1:
 		return launch.Request{}, fmt.Sprintf("the template %q runs on one node; the definition asks for %d.", d.Template, d.Nodes), nil
 	}
@@ -339,10 +340,10 @@ func (r *Runner) launchRequest(ctx context.Context, w *work) (launch.Request, st
 		if !slices.ContainsFunc(p.Datasets, func(c catalog.Choice) bool { return c.Name == d.Dataset }) {
 			return launch.Request{}, fmt.Sprintf("the template %q does not offer the dataset %q.", d.Template, d.Dataset), nil
 		}
-		values[catalog.FieldDataset] = d.Dataset
+		values[naming.FieldDataset] = d.Dataset
 	}
 	if p.Args != nil {
-		values[catalog.FieldArgs] = d.Args(*p.Args)
+		values[naming.FieldArgs] = d.Args(*p.Args)
 	}
 	w.state.Template = t.Name
 	return launch.Request{Team: w.row.Team, Template: t.Name, Values: values, LaunchID: w.row.LaunchID}, "", nil

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // FuzzRender feeds arbitrary form values through parsing and rendering of
@@ -21,9 +22,9 @@ func FuzzRender(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, gpuType, gpus, cpu, memory, replicas, nodes, minutes, args, choice, launchID string) {
 		tpl := ts[names[int(which)%len(names)]]
 		v, errs := tpl.ParseValues(map[string]string{
-			catalog.FieldGPUType: gpuType, catalog.FieldGPUs: gpus, catalog.FieldCPU: cpu, catalog.FieldMemory: memory,
-			catalog.FieldReplicas: replicas, catalog.FieldNodes: nodes, catalog.FieldDurationMinutes: minutes,
-			catalog.FieldArgs: args, catalog.FieldModel: choice, catalog.FieldDataset: choice, catalog.FieldCheckpoint: choice,
+			naming.FieldGPUType: gpuType, naming.FieldGPUs: gpus, naming.FieldCPU: cpu, naming.FieldMemory: memory,
+			naming.FieldReplicas: replicas, naming.FieldNodes: nodes, naming.FieldDurationMinutes: minutes,
+			naming.FieldArgs: args, naming.FieldModel: choice, naming.FieldDataset: choice, naming.FieldCheckpoint: choice,
 		})
 		if len(errs) > 0 {
 			for field, msg := range errs {

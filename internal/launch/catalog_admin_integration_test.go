@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 )
 
 // adminOf returns the catalog admin over the fixture's database, with the
@@ -101,7 +102,7 @@ func TestTemplateAdminVersionsAndRetirementKeepRunningJobs(t *testing.T) {
 	require.NoError(t, admin.Retire(ctx, erin, tpl.Name))
 	req.LaunchID = launch.NewLaunchID()
 	_, err = f.svc.Launch(ctx, f.alice, req)
-	var ferrs catalog.FieldErrors
+	var ferrs problem.Fields
 	require.ErrorAs(t, err, &ferrs)
 	assert.Contains(t, ferrs.Error(), "retired")
 	_, err = f.svc.Template(ctx, tpl.Name, 0)
@@ -167,7 +168,7 @@ func TestTemplateAdminRefusesToPublishPolicyViolations(t *testing.T) {
 	_, err := admin.SetAllowlist(ctx, erin, "quay.io/jupyter\ndocker.io/vllm\n")
 	require.NoError(t, err)
 	_, err = f.svc.Launch(ctx, f.alice, req)
-	var ferrs catalog.FieldErrors
+	var ferrs problem.Fields
 	require.True(t, errors.As(err, &ferrs), "got %v", err)
 	assert.Contains(t, ferrs.Error(), "not from an allowed registry")
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -169,10 +170,10 @@ func TestOverBoundRequestIsRefusedWithASentence(t *testing.T) {
 	f := setup(t)
 	_, err := f.svc.Launch(context.Background(), f.alice, launch.Request{Team: f.team.Name, Template: "pytorch-train",
 		Values: map[string]string{"gpus": "8"}, LaunchID: launch.NewLaunchID()})
-	var fe catalog.FieldErrors
+	var fe problem.Fields
 	require.ErrorAs(t, err, &fe)
 	// Nominal 2 plus a borrowing limit of 2 (the stack lets a team borrow its nominal quota again).
-	assert.Equal(t, "This asks for 8 GPUs on the h100-sxm-ib-training pool in total, but your team can use at most 4 there, even borrowing from other teams. Ask for less, or ask your team lead for more quota.", fe[catalog.FieldGPUs])
+	assert.Equal(t, "This asks for 8 GPUs on the h100-sxm-ib-training pool in total, but your team can use at most 4 there, even borrowing from other teams. Ask for less, or ask your team lead for more quota.", fe[naming.FieldGPUs])
 }
 
 func TestOutsiderIsForbiddenByTheAPIServer(t *testing.T) {

@@ -198,9 +198,9 @@ func (s *Service) launchable(ctx context.Context, name string, version int) (cat
 	}
 	switch {
 	case tv.RetiredAt != nil:
-		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("The template %q has been retired by the Gantry admins and cannot be launched any more; choose another template.", tv.Title)}
+		return catalog.Template{}, problem.Fields{"": fmt.Sprintf("The template %q has been retired by the Gantry admins and cannot be launched any more; choose another template.", tv.Title)}
 	case tv.Draft:
-		return catalog.Template{}, catalog.FieldErrors{"": fmt.Sprintf("Version %d of the template %q is a draft; only published versions can be launched.", tv.Version, tv.Title)}
+		return catalog.Template{}, problem.Fields{"": fmt.Sprintf("Version %d of the template %q is a draft; only published versions can be launched.", tv.Version, tv.Title)}
 	}
 	if version > 0 {
 		newest, err := s.Store.TemplateVersionOf(ctx, name, 0)
@@ -267,7 +267,7 @@ func (s *Service) Ceiling(team string) policy.Ceiling {
 }
 
 // Prepare parses and renders a request and checks it against policy,
-// without touching the cluster. Problems come back as catalog.FieldErrors.
+// without touching the cluster. Problems come back as problem.Fields.
 func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalog.Template, catalog.Values, catalog.Rendered, error) {
 	// The template, the team and the allowlist are read at once: one
 	// round trip's wait instead of three in a row.
@@ -280,17 +280,17 @@ func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalo
 		return catalog.Template{}, catalog.Values{}, catalog.Rendered{}, err
 	}
 	if !t.AllowedFor(req.Team) {
-		return t, catalog.Values{}, catalog.Rendered{}, catalog.FieldErrors{catalog.FieldTeam: fmt.Sprintf("The template %q is not offered to team %s.", t.Title, req.Team)}
+		return t, catalog.Values{}, catalog.Rendered{}, problem.Fields{naming.FieldTeam: fmt.Sprintf("The template %q is not offered to team %s.", t.Title, req.Team)}
 	}
 	v, errs := t.ParseValues(req.Values)
 	if len(errs) > 0 {
 		return t, v, catalog.Rendered{}, errs
 	}
 	if !catalog.ValidLaunchID(req.LaunchID) {
-		return t, v, catalog.Rendered{}, catalog.FieldErrors{"": "This form has expired. Open the launch page again and resubmit."}
+		return t, v, catalog.Rendered{}, problem.Fields{"": "This form has expired. Open the launch page again and resubmit."}
 	}
 	if errors.Is(teamErr, store.ErrNotFound) {
-		return t, v, catalog.Rendered{}, catalog.FieldErrors{catalog.FieldTeam: fmt.Sprintf("There is no team called %q.", req.Team)}
+		return t, v, catalog.Rendered{}, problem.Fields{naming.FieldTeam: fmt.Sprintf("There is no team called %q.", req.Team)}
 	}
 	if teamErr != nil {
 		return t, v, catalog.Rendered{}, teamErr
@@ -305,7 +305,7 @@ func (s *Service) Prepare(ctx context.Context, actor Actor, req Request) (catalo
 	if rulesErr != nil {
 		return t, v, catalog.Rendered{}, rulesErr
 	}
-	if errs := rules.Check(&t, v, out, s.Ceiling(team.Name)); len(errs) > 0 {
+	if errs := rules.Check(PolicyLaunch(&t, v, out), s.Ceiling(team.Name)); len(errs) > 0 {
 		return t, v, out, errs
 	}
 	return t, v, out, nil

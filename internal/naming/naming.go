@@ -170,3 +170,21 @@ func OwnerLabel(username string) string {
 	}
 	return base + "-" + hex.EncodeToString(sum[:4])
 }
+
+// Field names of the launch form, shared by the form, its JSON API twin,
+// the template catalog that parses them and the policy rules whose
+// violations point at them.
+const (
+	FieldTeam            = "team"
+	FieldGPUType         = "gpuType"
+	FieldGPUs            = "gpus"
+	FieldCPU             = "cpu"
+	FieldMemory          = "memory"
+	FieldReplicas        = "replicas"
+	FieldNodes           = "nodes"
+	FieldDurationMinutes = "durationMinutes"
+	FieldArgs            = "args"
+	FieldModel           = "model"
+	FieldDataset         = "dataset"
+	FieldCheckpoint      = "checkpoint"
+)

@@ -16,9 +16,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 )
 
 // Rules are the admin-controlled parts of policy.
@@ -31,6 +33,37 @@ type Rules struct {
 // Ceiling is a team's most of each resource per flavor (pool): nominal
 // quota plus borrowing limit from its ClusterQueue.
 type Ceiling map[string]corev1.ResourceList
+
+// Object is a rendered Kubernetes object.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Range bounds a quantity, as a template writes it ("4", "16Gi").
+type Range struct{ Min, Max string }
+
+// Launch is what the rules check of one launch: the template's image and
+// per-pod bounds, the sizes asked for, and the objects rendered from them.
+type Launch struct {
+	// Image is the template's container image.
+	Image string
+	// GPUsMin and GPUsMax, CPU and Memory are the template's per-pod bounds.
+	GPUsMin, GPUsMax int
+	CPU, Memory      Range
+	// Objects are the rendered objects, the workload last.
+	Objects []Object
+	// Pool is the node pool the pods run on; Pods how many run at full
+	// size, each requesting GPUsPerPod of GPUResource.
+	Pool        string
+	Pods        int
+	GPUResource string
+	GPUsPerPod  int
+	// CPUPerPod and MemoryPerPod are what each pod asks for.
+	CPUPerPod, MemoryPerPod resource.Quantity
+	// Replicas is the endpoint's replica count, 0 for other kinds.
+	Replicas int
+}
 
 // CheckImage explains why an image may not be used, or returns "".
 func (r Rules) CheckImage(image string) string {
@@ -63,20 +96,14 @@ func (r Rules) CheckImage(image string) string {
 	return ""
 }
 
-// CheckTemplate returns what stops a template from being used at all.
-func (r Rules) CheckTemplate(t *catalog.Template) catalog.FieldErrors {
-	errs := catalog.FieldErrors{}
-	if msg := r.CheckImage(t.Image); msg != "" {
-		errs.Add("", msg)
-	}
-	return errs
-}
-
 // Check returns every violation in a launch's rendered objects. ceiling may
 // be nil when the team's quota is unknown; then the quota is not checked.
-func (r Rules) Check(t *catalog.Template, v catalog.Values, out catalog.Rendered, ceiling Ceiling) catalog.FieldErrors {
-	errs := r.CheckTemplate(t)
-	for _, obj := range out.Objects {
+func (r Rules) Check(l Launch, ceiling Ceiling) problem.Fields {
+	errs := problem.Fields{}
+	if msg := r.CheckImage(l.Image); msg != "" {
+		errs.Add("", msg)
+	}
+	for _, obj := range l.Objects {
 		what := fmt.Sprintf("%s %s", kindOf(obj), obj.GetName())
 		checkLabels(errs, what, obj.GetLabels())
 		pod, ok := podSpecOf(obj)
@@ -85,22 +112,22 @@ func (r Rules) Check(t *catalog.Template, v catalog.Values, out catalog.Rendered
 		}
 		checkLabels(errs, what+"'s pods", pod.Labels)
 		r.checkPod(errs, what, &pod.Spec)
-		checkBounds(errs, t, &pod.Spec)
+		checkBounds(errs, l, &pod.Spec)
 	}
 	if ceiling != nil {
-		checkCeiling(errs, out, v, ceiling)
+		checkCeiling(errs, l, ceiling)
 	}
 	return errs
 }
 
-func kindOf(obj catalog.Object) string {
+func kindOf(obj Object) string {
 	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
 		return k
 	}
 	return fmt.Sprintf("%T", obj)
 }
 
-func podSpecOf(obj catalog.Object) (*corev1.PodTemplateSpec, bool) {
+func podSpecOf(obj Object) (*corev1.PodTemplateSpec, bool) {
 	switch o := obj.(type) {
 	case *batchv1.Job:
 		return &o.Spec.Template, true
@@ -113,7 +140,7 @@ func podSpecOf(obj catalog.Object) (*corev1.PodTemplateSpec, bool) {
 	}
 }
 
-func checkLabels(errs catalog.FieldErrors, what string, labels map[string]string) {
+func checkLabels(errs problem.Fields, what string, labels map[string]string) {
 	var missing []string
 	for _, k := range naming.SharedLabels() {
 		if labels[k] == "" {
@@ -128,7 +155,7 @@ func checkLabels(errs catalog.FieldErrors, what string, labels map[string]string
 	}
 }
 
-func (r Rules) checkPod(errs catalog.FieldErrors, what string, spec *corev1.PodSpec) {
+func (r Rules) checkPod(errs problem.Fields, what string, spec *corev1.PodSpec) {
 	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
 		errs.Add("host:"+what, fmt.Sprintf("The %s may not share the node's network, process or IPC namespace.", what))
 	}
@@ -174,12 +201,12 @@ func (r Rules) checkPod(errs catalog.FieldErrors, what string, spec *corev1.PodS
 				continue
 			}
 			if lim, ok := c.Resources.Limits[name]; !ok || lim.Cmp(req) != 0 {
-				errs.Add(catalog.FieldGPUs, fmt.Sprintf("The %s must request exactly as many %s as its limit.", cwhat, name))
+				errs.Add(naming.FieldGPUs, fmt.Sprintf("The %s must request exactly as many %s as its limit.", cwhat, name))
 			}
 		}
 		for name := range c.Resources.Limits {
 			if _, ok := c.Resources.Requests[name]; isGPU(name) && !ok {
-				errs.Add(catalog.FieldGPUs, fmt.Sprintf("The %s must request exactly as many %s as its limit.", cwhat, name))
+				errs.Add(naming.FieldGPUs, fmt.Sprintf("The %s must request exactly as many %s as its limit.", cwhat, name))
 			}
 		}
 	}
@@ -189,24 +216,23 @@ func isGPU(name corev1.ResourceName) bool { return strings.HasPrefix(string(name
 
 // checkBounds re-checks the rendered pod against the template's ranges, so
 // a rendering bug cannot slip past the form's checks.
-func checkBounds(errs catalog.FieldErrors, t *catalog.Template, spec *corev1.PodSpec) {
-	p := t.Parameters
+func checkBounds(errs problem.Fields, l Launch, spec *corev1.PodSpec) {
 	for _, c := range spec.Containers {
-		if msg := outside(c.Resources.Requests[corev1.ResourceCPU], p.CPU); msg != "" {
-			errs.Add(catalog.FieldCPU, "The CPU request "+msg)
+		if msg := outside(c.Resources.Requests[corev1.ResourceCPU], l.CPU); msg != "" {
+			errs.Add(naming.FieldCPU, "The CPU request "+msg)
 		}
-		if msg := outside(c.Resources.Requests[corev1.ResourceMemory], p.Memory); msg != "" {
-			errs.Add(catalog.FieldMemory, "The memory request "+msg)
+		if msg := outside(c.Resources.Requests[corev1.ResourceMemory], l.Memory); msg != "" {
+			errs.Add(naming.FieldMemory, "The memory request "+msg)
 		}
 		for name, q := range c.Resources.Requests {
-			if isGPU(name) && (q.Value() < int64(p.GPUs.Min) || q.Value() > int64(p.GPUs.Max)) {
-				errs.Add(catalog.FieldGPUs, fmt.Sprintf("The template allows %d to %d GPUs per pod; the request is %s.", p.GPUs.Min, p.GPUs.Max, q.String()))
+			if isGPU(name) && (q.Value() < int64(l.GPUsMin) || q.Value() > int64(l.GPUsMax)) {
+				errs.Add(naming.FieldGPUs, fmt.Sprintf("The template allows %d to %d GPUs per pod; the request is %s.", l.GPUsMin, l.GPUsMax, q.String()))
 			}
 		}
 	}
 }
 
-func outside(q resource.Quantity, r catalog.QuantityRange) string {
+func outside(q resource.Quantity, r Range) string {
 	lo, err1 := resource.ParseQuantity(r.Min)
 	hi, err2 := resource.ParseQuantity(r.Max)
 	if err1 != nil || err2 != nil {
@@ -218,18 +244,18 @@ func outside(q resource.Quantity, r catalog.QuantityRange) string {
 	return ""
 }
 
-func checkCeiling(errs catalog.FieldErrors, out catalog.Rendered, v catalog.Values, ceiling Ceiling) {
-	limits, ok := ceiling[out.Pool]
-	pods := int64(max(out.Pods, 1))
-	gpuField := catalog.FieldGPUs
+func checkCeiling(errs problem.Fields, l Launch, ceiling Ceiling) {
+	limits, ok := ceiling[l.Pool]
+	pods := int64(max(l.Pods, 1))
+	gpuField := naming.FieldGPUs
 	if pods > 1 {
-		gpuField = catalog.FieldNodes
-		if v.Replicas > 0 {
-			gpuField = catalog.FieldReplicas
+		gpuField = naming.FieldNodes
+		if l.Replicas > 0 {
+			gpuField = naming.FieldReplicas
 		}
 	}
 	if !ok {
-		errs.Add(catalog.FieldGPUType, fmt.Sprintf("Your team has no quota on the %s pool. Choose another GPU type or ask your team lead for quota.", out.Pool))
+		errs.Add(naming.FieldGPUType, fmt.Sprintf("Your team has no quota on the %s pool. Choose another GPU type or ask your team lead for quota.", l.Pool))
 		return
 	}
 	type need struct {
@@ -237,17 +263,17 @@ func checkCeiling(errs catalog.FieldErrors, out catalog.Rendered, v catalog.Valu
 		name        corev1.ResourceName
 		amount      resource.Quantity
 	}
-	gpus := *resource.NewQuantity(int64(out.GPUsPerPod)*pods, resource.DecimalSI)
-	cpu := v.CPU.DeepCopy()
-	mem := v.Memory.DeepCopy()
+	gpus := *resource.NewQuantity(int64(l.GPUsPerPod)*pods, resource.DecimalSI)
+	cpu := l.CPUPerPod.DeepCopy()
+	mem := l.MemoryPerPod.DeepCopy()
 	for range pods - 1 {
-		cpu.Add(v.CPU)
-		mem.Add(v.Memory)
+		cpu.Add(l.CPUPerPod)
+		mem.Add(l.MemoryPerPod)
 	}
 	for _, n := range []need{
-		{gpuField, "GPUs", corev1.ResourceName(out.GPUResource), gpus},
-		{catalog.FieldCPU, "CPU cores", corev1.ResourceCPU, cpu},
-		{catalog.FieldMemory, "memory", corev1.ResourceMemory, mem},
+		{gpuField, "GPUs", corev1.ResourceName(l.GPUResource), gpus},
+		{naming.FieldCPU, "CPU cores", corev1.ResourceCPU, cpu},
+		{naming.FieldMemory, "memory", corev1.ResourceMemory, mem},
 	} {
 		limit, ok := limits[n.name]
 		if !ok {
@@ -255,7 +281,7 @@ func checkCeiling(errs catalog.FieldErrors, out catalog.Rendered, v catalog.Valu
 		}
 		if n.amount.Cmp(limit) > 0 {
 			errs.Add(n.field, fmt.Sprintf("This asks for %s %s on the %s pool in total, but your team can use at most %s there, even borrowing from other teams. Ask for less, or ask your team lead for more quota.",
-				n.amount.String(), n.what, out.Pool, limit.String()))
+				n.amount.String(), n.what, l.Pool, limit.String()))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/policy"
 )
@@ -51,11 +52,11 @@ func TestCheck(t *testing.T) {
 	}{
 		"seeded template is clean": {ceiling: ceiling("16")},
 		"over the team's ceiling": {
-			ceiling: ceiling("2"), wantKey: catalog.FieldGPUs,
+			ceiling: ceiling("2"), wantKey: naming.FieldGPUs,
 			wantText: "This asks for 4 GPUs on the h100-sxm-ib-training pool in total, but your team can use at most 2 there, even borrowing from other teams. Ask for less, or ask your team lead for more quota.",
 		},
 		"no quota on the pool": {
-			ceiling: policy.Ceiling{}, wantKey: catalog.FieldGPUType,
+			ceiling: policy.Ceiling{}, wantKey: naming.FieldGPUType,
 			wantText: "Your team has no quota on the h100-sxm-ib-training pool. Choose another GPU type or ask your team lead for quota.",
 		},
 		"privileged container": {
@@ -67,7 +68,7 @@ func TestCheck(t *testing.T) {
 			mutate: func(j *batchv1.Job) {
 				j.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("8")
 			},
-			wantKey: catalog.FieldGPUs, wantText: `The container "trainer" of the Job pytorch-train-abcdefgh12 must request exactly as many nvidia.com/gpu as its limit.`,
+			wantKey: naming.FieldGPUs, wantText: `The container "trainer" of the Job pytorch-train-abcdefgh12 must request exactly as many nvidia.com/gpu as its limit.`,
 		},
 		"host network": {
 			mutate:   func(j *batchv1.Job) { j.Spec.Template.Spec.HostNetwork = true },
@@ -99,7 +100,7 @@ func TestCheck(t *testing.T) {
 			mutate: func(j *batchv1.Job) {
 				j.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("500")
 			},
-			wantKey: catalog.FieldCPU, wantText: "The CPU request of 500 is outside the template's range of 1 to 96.",
+			wantKey: naming.FieldCPU, wantText: "The CPU request of 500 is outside the template's range of 1 to 96.",
 		},
 	}
 	for name, tc := range cases {
@@ -108,7 +109,7 @@ func TestCheck(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(out.Workload.(*batchv1.Job))
 			}
-			errs := rules.Check(&tpl, v, out, tc.ceiling)
+			errs := rules.Check(launch.PolicyLaunch(&tpl, v, out), tc.ceiling)
 			if tc.wantKey == "" {
 				assert.Empty(t, errs)
 				return

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/naming"
 )
 
@@ -53,7 +52,7 @@ type Cause struct {
 
 // Fix is one launch parameter to change on relaunch.
 type Fix struct {
-	// Field is the launch form's field (catalog.Field*), Value its new value.
+	// Field is the launch form's field (naming.Field*), Value its new value.
 	Field, Value string
 	// Words says the change: "memory 16Gi → 32Gi".
 	Words string
@@ -123,7 +122,7 @@ func deadlineCause(job *batchv1.Job) *Cause {
 			out.Words = fmt.Sprintf("It reached its time limit of %s and was stopped.", minutesWords(limit))
 			minutes := int(limit.Minutes())
 			if minutes > 0 {
-				out.Fix = &Fix{Field: catalog.FieldDurationMinutes, Value: strconv.Itoa(2 * minutes),
+				out.Fix = &Fix{Field: naming.FieldDurationMinutes, Value: strconv.Itoa(2 * minutes),
 					Words: fmt.Sprintf("time limit %d → %d minutes", minutes, 2*minutes)}
 			}
 		}
@@ -250,7 +249,7 @@ func failureCause(ctx context.Context, in StatusInput, f *Failure, memory PeakMe
 		}
 		c.Words = fmt.Sprintf("Container %s of pod %s ran out of memory: it reached its %s limit (%s) and was killed.", f.Container, f.Pod, limit.String(), peak)
 		c.Next = fmt.Sprintf("Relaunch it with more memory (%s), or use a smaller batch.", more.String())
-		c.Fix = &Fix{Field: catalog.FieldMemory, Value: more.String(), Words: fmt.Sprintf("memory %s → %s", limit.String(), more.String())}
+		c.Fix = &Fix{Field: naming.FieldMemory, Value: more.String(), Words: fmt.Sprintf("memory %s → %s", limit.String(), more.String())}
 		return c
 	}
 	c.Kind = CauseExitCode

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
@@ -184,7 +183,7 @@ func TestFailedJobShowsExitCodeAndReason(t *testing.T) {
 		assert.Equal(c, CauseOutOfMemory, st.Cause.Kind)
 		assert.Equal(c, "Container main of pod "+st.Failure.Pod+" ran out of memory: it reached its 1Gi limit (peak unknown) and was killed.", st.Cause.Words)
 		assert.Equal(c, "Relaunch it with more memory (2Gi), or use a smaller batch.", st.Cause.Next)
-		assert.Equal(c, &Fix{Field: catalog.FieldMemory, Value: "2Gi", Words: "memory 1Gi → 2Gi"}, st.Cause.Fix)
+		assert.Equal(c, &Fix{Field: naming.FieldMemory, Value: "2Gi", Words: "memory 1Gi → 2Gi"}, st.Cause.Fix)
 	}, time.Minute, 250*time.Millisecond)
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/acceptance"
 	"github.com/gantry-dev/gantry/internal/auth"
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -54,8 +54,8 @@ func slicesHasPool(defs []views.AcceptanceDefinitionView, pool string) bool {
 
 // acceptanceDefinitionForm reads the definition form; numbers that do not
 // read come back as field errors.
-func acceptanceDefinitionForm(c *gin.Context) (acceptance.Definition, catalog.FieldErrors) {
-	errs := catalog.FieldErrors{}
+func acceptanceDefinitionForm(c *gin.Context) (acceptance.Definition, problem.Fields) {
+	errs := problem.Fields{}
 	str := func(name string) string { return strings.TrimSpace(c.PostForm(name)) }
 	num := func(name, words string) float64 {
 		v, err := strconv.ParseFloat(str(name), 64)

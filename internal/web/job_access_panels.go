@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -147,5 +148,5 @@ func endpointCurl(base, key, model string) string {
 func modelOf(rec store.Launch) string {
 	var params map[string]string
 	_ = json.Unmarshal(rec.Parameters, &params)
-	return params[catalog.FieldModel]
+	return params[naming.FieldModel]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -77,7 +78,7 @@ func creatingStatus(rec store.Launch) launch.Status {
 		Message: "Kubernetes accepted the job moments ago; its status appears here in a few seconds.", Replicas: 1}
 	var params map[string]string
 	_ = json.Unmarshal(rec.Parameters, &params)
-	for _, field := range []string{catalog.FieldReplicas, catalog.FieldNodes} {
+	for _, field := range []string{naming.FieldReplicas, naming.FieldNodes} {
 		if n, err := strconv.Atoi(params[field]); err == nil && n >= 0 {
 			st.Replicas = int32(n)
 			break

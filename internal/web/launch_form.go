@@ -13,6 +13,8 @@ import (
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -67,7 +69,7 @@ func (h *handler) relaunchValues(c *gin.Context, t catalog.Template, team, name 
 	maps.Copy(values, ran)
 	var changes []string
 	for _, field := range slices.Sorted(maps.Keys(values)) {
-		if v, ok := c.GetQuery(field); ok && field != catalog.FieldTeam && v != values[field] {
+		if v, ok := c.GetQuery(field); ok && field != naming.FieldTeam && v != values[field] {
 			changes = append(changes, fmt.Sprintf("%s %s → %s", field, values[field], v))
 			values[field] = v
 		}
@@ -77,14 +79,14 @@ func (h *handler) relaunchValues(c *gin.Context, t catalog.Template, team, name 
 
 // launchFormProps builds the form: one input per parameter the template
 // offers, values as typed, errors next to their fields.
-func launchFormProps(u *auth.User, t catalog.Template, team, launchID string, values map[string]string, errs catalog.FieldErrors) views.LaunchFormProps {
+func launchFormProps(u *auth.User, t catalog.Template, team, launchID string, values map[string]string, errs problem.Fields) views.LaunchFormProps {
 	p := views.LaunchFormProps{
 		Template:  templateCard(t, teamNames(u)),
 		Action:    "/launch/" + t.Name,
 		LaunchID:  launchID,
 		Team:      team,
 		Error:     errs[""],
-		TeamError: errs[catalog.FieldTeam],
+		TeamError: errs[naming.FieldTeam],
 	}
 	for _, m := range u.Teams {
 		if t.AllowedFor(m.Team) {
@@ -102,31 +104,31 @@ func launchFormProps(u *auth.User, t catalog.Template, team, launchID string, va
 	field := func(name, label, hint, typ string) views.FormField {
 		return views.FormField{Name: name, Label: label, Hint: hint, Type: typ, Value: values[name], Error: errs[name]}
 	}
-	gpu := field(catalog.FieldGPUType, "GPU type", "Which accelerator the job runs on; each is a node pool.", "select")
+	gpu := field(naming.FieldGPUType, "GPU type", "Which accelerator the job runs on; each is a node pool.", "select")
 	for _, g := range t.GPUTypes {
 		gpu.Options = append(gpu.Options, views.Option{Value: g.Name, Label: g.Label})
 	}
 	p.Fields = append(p.Fields, gpu,
-		field(catalog.FieldGPUs, "GPUs per pod", fmt.Sprintf("From %d to %d.", pr.GPUs.Min, pr.GPUs.Max), "number"),
-		field(catalog.FieldCPU, "CPU cores per pod", fmt.Sprintf("From %s to %s, for example 4 or 500m.", pr.CPU.Min, pr.CPU.Max), "text"),
-		field(catalog.FieldMemory, "Memory per pod", fmt.Sprintf("From %s to %s, for example 16Gi.", pr.Memory.Min, pr.Memory.Max), "text"),
+		field(naming.FieldGPUs, "GPUs per pod", fmt.Sprintf("From %d to %d.", pr.GPUs.Min, pr.GPUs.Max), "number"),
+		field(naming.FieldCPU, "CPU cores per pod", fmt.Sprintf("From %s to %s, for example 4 or 500m.", pr.CPU.Min, pr.CPU.Max), "text"),
+		field(naming.FieldMemory, "Memory per pod", fmt.Sprintf("From %s to %s, for example 16Gi.", pr.Memory.Min, pr.Memory.Max), "text"),
 	)
 	if r := pr.Nodes; r != nil {
-		p.Fields = append(p.Fields, field(catalog.FieldNodes, "Nodes", fmt.Sprintf("From %d to %d; all start together.", r.Min, r.Max), "number"))
+		p.Fields = append(p.Fields, field(naming.FieldNodes, "Nodes", fmt.Sprintf("From %d to %d; all start together.", r.Min, r.Max), "number"))
 	}
 	if r := pr.Replicas; r != nil {
-		p.Fields = append(p.Fields, field(catalog.FieldReplicas, "Replicas", fmt.Sprintf("From %d to %d; you can scale later.", r.Min, r.Max), "number"))
+		p.Fields = append(p.Fields, field(naming.FieldReplicas, "Replicas", fmt.Sprintf("From %d to %d; you can scale later.", r.Min, r.Max), "number"))
 	}
 	if r := pr.DurationMinutes; r != nil {
-		p.Fields = append(p.Fields, field(catalog.FieldDurationMinutes, "Time limit (minutes)", "The run is stopped after this long. At most "+strconv.Itoa(r.Max)+".", "number"))
+		p.Fields = append(p.Fields, field(naming.FieldDurationMinutes, "Time limit (minutes)", "The run is stopped after this long. At most "+strconv.Itoa(r.Max)+".", "number"))
 	}
 	for _, ch := range []struct {
 		name, label string
 		choices     []catalog.Choice
 	}{
-		{catalog.FieldModel, "Model", pr.Models},
-		{catalog.FieldDataset, "Dataset", pr.Datasets},
-		{catalog.FieldCheckpoint, "Checkpoints", pr.Checkpoints},
+		{naming.FieldModel, "Model", pr.Models},
+		{naming.FieldDataset, "Dataset", pr.Datasets},
+		{naming.FieldCheckpoint, "Checkpoints", pr.Checkpoints},
 	} {
 		if len(ch.choices) == 0 {
 			continue
@@ -138,7 +140,7 @@ func launchFormProps(u *auth.User, t catalog.Template, team, launchID string, va
 		p.Fields = append(p.Fields, f)
 	}
 	if pr.Args != nil {
-		p.Fields = append(p.Fields, field(catalog.FieldArgs, "Arguments", "Passed to the container's command, on one line.", "text"))
+		p.Fields = append(p.Fields, field(naming.FieldArgs, "Arguments", "Passed to the container's command, on one line.", "text"))
 	}
 	return p
 }

@@ -9,15 +9,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
-	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
 // launchFields are the template parameters a form or API request may carry.
 var launchFields = []string{
-	catalog.FieldGPUType, catalog.FieldGPUs, catalog.FieldCPU, catalog.FieldMemory, catalog.FieldReplicas,
-	catalog.FieldNodes, catalog.FieldDurationMinutes, catalog.FieldArgs, catalog.FieldModel, catalog.FieldDataset, catalog.FieldCheckpoint,
+	naming.FieldGPUType, naming.FieldGPUs, naming.FieldCPU, naming.FieldMemory, naming.FieldReplicas,
+	naming.FieldNodes, naming.FieldDurationMinutes, naming.FieldArgs, naming.FieldModel, naming.FieldDataset, naming.FieldCheckpoint,
 }
 
 // launchSubmit launches from the form; problems re-render it with the typed values.
@@ -88,23 +89,23 @@ func (h *handler) launchAs(c *gin.Context, u *auth.User, req launch.Request) (la
 
 // launchProblem turns a launch error a person can fix or should read into
 // field errors and a status; other errors give nil.
-func launchProblem(err error) (catalog.FieldErrors, int) {
-	var fe catalog.FieldErrors
+func launchProblem(err error) (problem.Fields, int) {
+	var fe problem.Fields
 	var forbidden *launch.ForbiddenError
 	var collision *launch.CollisionError
 	var outdated *launch.OutdatedVersionError
 	var notMember *notMemberError
 	switch {
 	case errors.As(err, &notMember):
-		return catalog.FieldErrors{catalog.FieldTeam: notMember.Error()}, http.StatusForbidden
+		return problem.Fields{naming.FieldTeam: notMember.Error()}, http.StatusForbidden
 	case errors.As(err, &outdated):
-		return catalog.FieldErrors{"": outdated.Error()}, http.StatusConflict
+		return problem.Fields{"": outdated.Error()}, http.StatusConflict
 	case errors.As(err, &fe):
 		return fe, http.StatusUnprocessableEntity
 	case errors.As(err, &forbidden):
-		return catalog.FieldErrors{catalog.FieldTeam: forbidden.Error()}, http.StatusForbidden
+		return problem.Fields{naming.FieldTeam: forbidden.Error()}, http.StatusForbidden
 	case errors.As(err, &collision):
-		return catalog.FieldErrors{"": collision.Error() + " Submit the form again to launch under a new name."}, http.StatusConflict
+		return problem.Fields{"": collision.Error() + " Submit the form again to launch under a new name."}, http.StatusConflict
 	}
 	return nil, 0
 }

@@ -178,18 +178,18 @@ func (a *Admin) Preview(ctx context.Context, t *catalog.Template) (catalog.Sampl
 		return catalog.Sample{}, nil, err
 	}
 	sample, err := catalog.RenderSample(t, "")
-	var ferrs catalog.FieldErrors
+	var ferrs problem.Fields
 	if errors.As(err, &ferrs) {
 		return catalog.Sample{}, sortedMessages(ferrs), nil
 	}
 	if err != nil {
 		return catalog.Sample{}, []string{"The template cannot be rendered with its default parameters: " + err.Error()}, nil
 	}
-	errs := policy.Rules{Registries: regs}.Check(t, sample.Values, sample.Rendered, nil)
+	errs := policy.Rules{Registries: regs}.Check(launch.PolicyLaunch(t, sample.Values, sample.Rendered), nil)
 	return sample, sortedMessages(errs), nil
 }
 
-func sortedMessages(errs catalog.FieldErrors) []string {
+func sortedMessages(errs problem.Fields) []string {
 	msgs := slices.Collect(maps.Values(errs))
 	slices.Sort(msgs)
 	return slices.Compact(msgs)
