@@ -31,7 +31,7 @@ type TeamSpec struct {
 
 // Team creates a throwaway team the way bootstrap creates the real ones —
 // namespace team-<name> (Pod Security restricted), ClusterQueue, LocalQueue
-// "default", RoleBindings for its member and lead groups — waits
+// naming.LocalQueue, RoleBindings for its member and lead groups — waits
 // until its queues are active, and deletes it when the test ends.
 func (e *Env) Team(t testing.TB, spec TeamSpec) devcluster.Team {
 	t.Helper()
