@@ -126,3 +126,14 @@ func TestRejectionTakesBackAnApprovalThatReachedOnlyTheCluster(t *testing.T) {
 	assert.Equal(t, store.QuotaRejected, decided.Status)
 	assert.Zero(t, f.nominal(t), "the quota the failed approval added is taken back")
 }
+
+func TestWithdrawalTakesBackAnApprovalThatReachedOnlyTheCluster(t *testing.T) {
+	f, s, r := failedApproval(t, 3, false)
+	require.Equal(t, int64(3), f.nominal(t))
+
+	withdrawn, err := s.Withdraw(context.Background(), f.researcher("alice"), r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.QuotaWithdrawn, withdrawn.Status)
+	assert.Zero(t, f.nominal(t), "the quota the failed approval added is taken back")
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionWithdraw))
+}

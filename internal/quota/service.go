@@ -54,7 +54,7 @@ type Actor struct {
 type Store interface {
 	TeamByName(ctx context.Context, name string) (roster.Team, error)
 	CreateQuotaRequest(ctx context.Context, r store.QuotaRequest) (store.QuotaRequest, error)
-	WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time) (store.QuotaRequest, error)
+	WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time, undo func(store.QuotaRequest) (*store.AuditEntry, error)) (store.QuotaRequest, error)
 	QuotaRequestByID(ctx context.Context, id int64) (store.QuotaRequest, error)
 	DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error)
 	RevertDueGrant(ctx context.Context, now time.Time, revert func(store.QuotaGrant) (store.GrantReverted, error)) (store.QuotaGrant, bool, error)
@@ -144,16 +144,34 @@ func (s *Service) File(ctx context.Context, a Actor, in NewRequest) (store.Quota
 	return r, nil
 }
 
-// Withdraw withdraws the actor's own open request.
+// Withdraw withdraws the actor's own open request, taking back the quota
+// of an approval that reached only the cluster (see Decide).
 func (s *Service) Withdraw(ctx context.Context, a Actor, id int64) (store.QuotaRequest, error) {
-	r, err := s.store.WithdrawQuotaRequest(ctx, id, a.Username, s.now().UTC())
+	r, err := s.store.WithdrawQuotaRequest(ctx, id, a.Username, s.now().UTC(), func(r store.QuotaRequest) (*store.AuditEntry, error) {
+		if err := s.takeBack(ctx, r); err != nil {
+			return nil, err
+		}
+		entry, err := s.audit.Entry(s.event(a, ActionWithdraw, r, nil))
+		return &entry, err
+	})
 	if errors.Is(err, store.ErrNotOpen) {
 		return store.QuotaRequest{}, denied("This request was already decided or withdrawn, so it cannot be withdrawn.")
 	}
 	if err != nil {
 		return store.QuotaRequest{}, err
 	}
-	return r, s.record(ctx, a, ActionWithdraw, r, nil)
+	return r, nil
+}
+
+// takeBack reverts the change of an open request that an approval made in
+// the cluster before its database commit failed; it does nothing when
+// there is none (the ClusterQueue carries no grant of the request).
+func (s *Service) takeBack(ctx context.Context, r store.QuotaRequest) error {
+	err := s.cluster.Revert(ctx, Change{GrantKey: r.ID, Team: r.Team, Flavor: r.Flavor, Resource: corev1.ResourceName(r.Resource), Delta: r.Delta})
+	if errors.Is(err, kube.ErrNotFound) {
+		return nil // the team's queue is gone: nothing to take back
+	}
+	return err
 }
 
 // Decide approves or rejects an open request. The comment is required.
@@ -177,8 +195,8 @@ func (s *Service) Withdraw(ctx context.Context, a Actor, id int64) (store.QuotaR
 // and deciding again finds the annotation and only writes the rows, so the
 // quota is raised once. A commit whose acknowledgement was lost is found on
 // the retry: the same person deciding the same way gets the request as
-// decided and nothing is written again. A rejection takes back the quota of
-// an earlier approval that reached only the cluster.
+// decided and nothing is written again. A rejection or a withdrawal takes
+// back the quota of an earlier approval that reached only the cluster.
 func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, comment string) (store.QuotaRequest, error) {
 	comment = strings.TrimSpace(comment)
 	if comment == "" {
@@ -208,7 +226,7 @@ func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, c
 				RequestID: r.ID, Team: r.Team, ClusterQueue: naming.ClusterQueue(r.Team),
 				Flavor: r.Flavor, Resource: r.Resource, Delta: r.Delta, AppliedAt: now, ExpiresAt: r.Until,
 			}
-		} else if err := s.cluster.Revert(ctx, ch); err != nil && !errors.Is(err, kube.ErrNotFound) {
+		} else if err := s.takeBack(ctx, r); err != nil {
 			return store.Decision{}, err
 		}
 		events := []audit.Event{s.event(a, action, r, map[string]any{"comment": comment})}

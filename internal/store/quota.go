@@ -127,10 +127,12 @@ func (s *Store) CountOpenQuotaRequests(ctx context.Context, teams []string, exce
 	return int(n), nil
 }
 
-// WithdrawQuotaRequest marks the requester's open request withdrawn. It
-// returns ErrNotFound if the user filed no such request, ErrNotOpen if it
-// was already decided.
-func (s *Store) WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time) (QuotaRequest, error) {
+// WithdrawQuotaRequest marks the requester's open request withdrawn. With
+// the row locked it calls undo, if given (undo may change the cluster;
+// its error rolls everything back), and writes the audit entry undo
+// returns in the same transaction. It returns ErrNotFound if the user filed
+// no such request, ErrNotOpen if it was already decided.
+func (s *Store) WithdrawQuotaRequest(ctx context.Context, id int64, requester string, at time.Time, undo func(QuotaRequest) (*AuditEntry, error)) (QuotaRequest, error) {
 	var r QuotaRequest
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("requester = ?", requester).Take(&r, id).Error; err != nil {
@@ -139,8 +141,18 @@ func (s *Store) WithdrawQuotaRequest(ctx context.Context, id int64, requester st
 		if r.Status != QuotaOpen {
 			return ErrNotOpen
 		}
+		var entry *AuditEntry
+		if undo != nil {
+			var err error
+			if entry, err = undo(r); err != nil {
+				return err
+			}
+		}
 		r.Status, r.DecidedBy, r.DecidedAt = QuotaWithdrawn, requester, &at
-		return tx.Model(&r).Select("status", "decided_by", "decided_at").Updates(&r).Error
+		if err := tx.Model(&r).Select("status", "decided_by", "decided_at").Updates(&r).Error; err != nil {
+			return err
+		}
+		return sideEffects(tx, nil, entry)
 	})
 	if err != nil {
 		return QuotaRequest{}, fmt.Errorf("withdraw quota request %d: %w", id, err)
