@@ -43,16 +43,7 @@ func TestKillingTheLeadingPortalMidRunLetsTheOtherReplicaFinishIt(t *testing.T) 
 	run, err := svc.Start(ctx, erin, "h100-sxm-ib-training")
 	require.NoError(t, err)
 
-	var leader, other *Portal
-	require.Eventually(t, func() bool {
-		for i, p := range portals {
-			if leads(t, p) {
-				leader, other = p, portals[1-i]
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 100*time.Millisecond, "one replica leads")
+	leader, other := leaderOf(t, portals, 30*time.Second)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		row, err := db.AcceptanceRun(ctx, run.ID)
 		require.NoError(c, err)

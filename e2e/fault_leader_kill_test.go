@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,8 +34,8 @@ import (
 // one row per run with the runs' total cost.
 func TestLeaderKilledDuringLedgerAndQuotaExpiryDoesNothingTwice(t *testing.T) {
 	const (
-		flavor = "h100-sxm-ib-training"
-		gpu    = corev1.ResourceName("nvidia.com/gpu")
+		flavor = e2eFlavor
+		gpu    = corev1.ResourceName(e2eGPU)
 		base   = 4
 	)
 	start := time.Now()
@@ -82,19 +81,9 @@ func TestLeaderKilledDuringLedgerAndQuotaExpiryDoesNothingTwice(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, r.ID)
 	}
-	require.Equal(t, int64(base+2*(1+2+3)), nominal(t, env, team.ClusterQueue(), flavor, gpu))
+	require.Equal(t, int64(base+2*(1+2+3)), nominalGPUs(t, portals[0], team.Name))
 
-	var leader *Portal
-	var other *Portal
-	require.Eventually(t, func() bool {
-		for i, p := range portals {
-			if leads(t, p) {
-				leader, other = p, portals[1-i]
-				return true
-			}
-		}
-		return false
-	}, 2*testLeaseDuration, 100*time.Millisecond, "one replica should lead")
+	leader, other := leaderOf(t, portals, 2*testLeaseDuration)
 
 	// Kill the leader as soon as the database shows its first revert.
 	count := func(q string, args ...any) int {
@@ -120,7 +109,7 @@ func TestLeaderKilledDuringLedgerAndQuotaExpiryDoesNothingTwice(t *testing.T) {
 	// One more round of both loops on the new leader finds nothing more to do.
 	time.Sleep(time.Second)
 
-	assert.Equal(t, int64(base), nominal(t, env, team.ClusterQueue(), flavor, gpu), "the quota is back to its base exactly")
+	assert.Equal(t, int64(base), nominalGPUs(t, portals[0], team.Name), "the quota is back to its base exactly")
 	cq, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(ctx, team.ClusterQueue(), metav1.GetOptions{})
 	require.NoError(t, err)
 	for k := range cq.Annotations {
@@ -164,25 +153,4 @@ func TestLeaderKilledDuringLedgerAndQuotaExpiryDoesNothingTwice(t *testing.T) {
 		GROUP BY 1, 2 HAVING count(*) > 1) AS twice`, team.Name), "no run has two rows")
 	assert.Contains(t, other.Log(), "leading: background loops started")
 	t.Logf("done %s after start", time.Since(start).Round(time.Millisecond))
-}
-
-// nominal is a ClusterQueue's nominal quota of resource in flavor.
-func nominal(t *testing.T, env *stacktest.Env, cq, flavor string, resource corev1.ResourceName) int64 {
-	t.Helper()
-	q, err := env.Kueue.KueueV1beta2().ClusterQueues().Get(context.Background(), cq, metav1.GetOptions{})
-	require.NoError(t, err)
-	for _, g := range q.Spec.ResourceGroups {
-		for _, f := range g.Flavors {
-			if string(f.Name) != flavor {
-				continue
-			}
-			for _, r := range f.Resources {
-				if r.Name == resource {
-					return r.NominalQuota.Value()
-				}
-			}
-		}
-	}
-	t.Fatalf("ClusterQueue %s has no %s line in %s", cq, resource, flavor)
-	return 0
 }

@@ -216,6 +216,21 @@ func TestGracefulShutdownFinishesTheRequestInFlight(t *testing.T) {
 	}
 }
 
+// leaderOf waits until one of two replicas leads and returns it and the other.
+func leaderOf(t *testing.T, portals []*Portal, within time.Duration) (leader, other *Portal) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for i, p := range portals {
+			if leads(t, p) {
+				leader, other = p, portals[1-i]
+				return true
+			}
+		}
+		return false
+	}, within, 100*time.Millisecond, "one replica should lead")
+	return leader, other
+}
+
 // leads reports whether the portal's /metrics says it holds the Lease.
 func leads(t *testing.T, p *Portal) bool {
 	t.Helper()
