@@ -441,19 +441,7 @@ func quantile(lat []time.Duration, q float64) time.Duration {
 // procRSS is the resident memory of a process, from /proc/<pid>/status.
 func procRSS(b *testing.B, pid int) int64 {
 	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(b, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			require.NoError(b, err)
-			return kb << 10
-		}
-	}
-	b.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
+	return procStatusKB(b, pid, "VmRSS") << 10
 }
 
 // metricValue reads one unlabelled sample from a Prometheus text endpoint.
