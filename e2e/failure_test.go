@@ -34,21 +34,27 @@ func TestResearcherReadsWhyAJobFailedAndRelaunchesWithTheFix(t *testing.T) {
 	waitForPhase(t, b, "running")
 
 	// The training process outgrows its memory: the kernel kills it, as
-	// kwok does to the running pod when told so.
+	// kwok does to the running pod when told so, 15 s on, its working set
+	// at the limit until then.
 	ns := "team-" + team
 	pods, err := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + name})
 	require.NoError(t, err)
 	require.Len(t, pods.Items, 1)
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		"gantry.dev/simulate-duration": "1s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled",
+		"gantry.dev/simulate-duration": "15s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled",
 	}}})
 	require.NoError(t, err)
 	_, err = env.Kube.CoreV1().Pods(ns).Patch(context.Background(), pods.Items[0].Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	require.NoError(t, err)
 
-	// The page, refreshing itself, says why in one sentence and what to do.
+	// The page, refreshing itself, says why in one sentence and what to
+	// do, with the peak Prometheus measured.
 	waitForPhase(t, b, "failed")
-	assert.Equal(t, "Container "+pods.Items[0].Spec.Containers[0].Name+" of pod "+pods.Items[0].Name+" ran out of memory: it reached its 16Gi limit (peak unknown) and was killed.",
+	container := pods.Items[0].Spec.Containers[0].Name
+	peak, ok := env.ContainerMemoryPeak(t, ns, pods.Items[0].Name, container)
+	require.True(t, ok, "Prometheus has the container's working set")
+	assert.Equal(t, int64(16<<30), peak, "at its limit when killed")
+	assert.Equal(t, "Container "+container+" of pod "+pods.Items[0].Name+" ran out of memory: it reached its 16Gi limit (peak 16Gi) and was killed.",
 		b.TestIDText("cause-words"))
 	assert.Equal(t, "Relaunch it with more memory (32Gi), or use a smaller batch.", b.TestIDText("cause-next"))
 	assert.Equal(t, "with memory 16Gi → 32Gi", b.TestIDText("cause-fix"))

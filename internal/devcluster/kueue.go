@@ -32,6 +32,10 @@ const (
 	kueueVisibilityAPI = "v1beta2.visibility.kueue.x-k8s.io"
 )
 
+// PodsReadyTimeout is the local Kueue's waitForPodsReady timeout: how long
+// an admitted job's pods may take to be ready before Kueue evicts it.
+const PodsReadyTimeout = 30 * time.Second
+
 // Webhooks of these API groups are kept from Kueue's manifests; the others
 // are for integrations (Ray, Kubeflow, JobSet…) this cluster does not run.
 var kueueWebhookGroups = []string{"", "batch", "apps", "kueue.x-k8s.io"}
@@ -161,13 +165,26 @@ leaderElection:
 internalCertManagement:
   enable: false
 manageJobsWithoutQueueName: false
+# A job whose pods are not all ready this long after admission (an image
+# that cannot be pulled, a pod that cannot be scheduled) is evicted and
+# requeued after a backoff; kwok's pods are ready within a second or two.
+# A failed pod's replacement may wait for the Job's own retry backoff
+# (10 s, 20 s, 40 s…), hence the longer recovery timeout.
+waitForPodsReady:
+  timeout: %s
+  blockAdmission: false
+  recoveryTimeout: 2m
+  requeuingStrategy:
+    timestamp: Eviction
+    backoffBaseSeconds: 10
+    backoffMaxSeconds: 300
 integrations:
   frameworks:
   - batch/job
   - pod
   - deployment
   - statefulset
-`, kueueNamespace, kueueHealthPort, kueueMetricsPort, kueueWebhookPort, certDir)
+`, kueueNamespace, kueueHealthPort, kueueMetricsPort, kueueWebhookPort, certDir, PodsReadyTimeout)
 }
 
 // kueueWebhookConfigurations rewrites Kueue's webhook manifests for a

@@ -75,6 +75,9 @@ func startKwok(ctx context.Context, s *Stack) error {
 	if err := a.applyOne(ctx, dcgmMetric()); err != nil {
 		return fmt.Errorf("kwok DCGM metric: %w", err)
 	}
+	if err := a.applyOne(ctx, containerMemoryMetric()); err != nil {
+		return fmt.Errorf("kwok container memory metric: %w", err)
+	}
 	pools, err := s.pools()
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ func TestDeployUsesTheSameKeys(t *testing.T) {
 		LabelTeam, LabelOwner, LabelTemplate, LabelTemplateVersion, LabelKind, LabelPool, LabelCostCenter, LabelLaunchID,
 		LabelQueueName, LabelPriorityClass, LabelManagedBy, LabelAppName, LabelInstance, LabelComponent, LabelPartOf, LabelVersion,
 		AnnotationDisplayName, AnnotationCostCenter, AnnotationParameters,
-		AnnotationSimulateDuration, AnnotationSimulateExitCode, AnnotationSimulateReason, AnnotationSimulateImagePullError,
+		AnnotationSimulateDuration, AnnotationSimulateExitCode, AnnotationSimulateReason, AnnotationSimulateImagePullError, AnnotationSimulateNodeNotReady,
 		AnnotationSimGPUUtil, AnnotationSimulateUtilization,
 	}
 	key := regexp.MustCompile(`(?:sim\.)?gantry\.dev/[a-z0-9-]+|app\.kubernetes\.io/[a-z-]+|kueue\.x-k8s\.io/(?:queue-name|priority-class)`)

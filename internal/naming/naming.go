@@ -98,8 +98,8 @@ const (
 	AnnotationIdleEpisode = "gantry.dev/idle-episode"
 )
 
-// Annotations the local stack's kwok stages and metric read from pods
-// (deploy/local/kwok): how a simulated pod behaves.
+// Annotations the local stack's kwok stages and metric read from pods and
+// nodes (deploy/local/kwok): how a simulated pod or node behaves.
 const (
 	// AnnotationSimulateDuration is how long a Job pod runs before it ends.
 	AnnotationSimulateDuration = "gantry.dev/simulate-duration"
@@ -109,6 +109,9 @@ const (
 	AnnotationSimulateReason = "gantry.dev/simulate-reason"
 	// AnnotationSimulateImagePullError makes the image pull fail with this message.
 	AnnotationSimulateImagePullError = "gantry.dev/simulate-image-pull-error"
+	// AnnotationSimulateNodeNotReady, on a simulated node, makes its kubelet
+	// report the node NotReady with this message (its runtime is down).
+	AnnotationSimulateNodeNotReady = "gantry.dev/simulate-node-not-ready"
 	// AnnotationSimGPUUtil forces a simulated pod's GPU utilization
 	// (percent, 0-100); it means nothing on a real cluster.
 	AnnotationSimGPUUtil = "sim.gantry.dev/gpu-util"

@@ -78,6 +78,11 @@ func (r StatusReader) causeOf(ctx context.Context, in StatusInput, st *JobStatus
 	if c := deadlineCause(in.Job); c != nil {
 		return c
 	}
+	if e := st.Eviction; e != nil && st.Phase == PhaseEvicted && e.Reason == kueue.WorkloadEvictedByPodsReadyTimeout {
+		// Its pods may still be ending with the image pull error that
+		// held them; the eviction is what happened to the job.
+		return evictionCause(e)
+	}
 	if c := imagePullCause(in.Pods); c != nil {
 		return c
 	}
@@ -129,6 +134,16 @@ func deadlineCause(job *batchv1.Job) *Cause {
 		return out
 	}
 	return nil
+}
+
+// roundWait rounds a measured wait to what a person would say of a
+// configured timeout: whole 5 seconds under two minutes, else whole
+// minutes (Kueue's and the events' timestamps are whole seconds).
+func roundWait(d time.Duration) time.Duration {
+	if d < 2*time.Minute {
+		return max(d.Round(5*time.Second), time.Second)
+	}
+	return d.Round(time.Minute)
 }
 
 func minutesWords(d time.Duration) string {
@@ -190,10 +205,17 @@ func evictionCause(e *Eviction) *Cause {
 		return c
 	}
 	if e.Reason == kueue.WorkloadEvictedByPodsReadyTimeout {
-		c := &Cause{Kind: CausePodsNotReady, Requeued: e.Requeued, Words: "Its pods were not all ready in time, so Kueue evicted it and gave its quota back (waitForPodsReady)."}
-		c.Next = "Look at the pods' events (image pulls, scheduling); Kueue requeues it and tries again."
-		if !e.Requeued {
-			c.Next = "Kueue gave up requeueing it: look at the pods' events (image pulls, scheduling), fix the cause and relaunch."
+		within := "in time"
+		if e.NotReadyFor > 0 {
+			within = "within " + minutesWords(roundWait(e.NotReadyFor))
+		}
+		c := &Cause{Kind: CausePodsNotReady, Requeued: e.Requeued}
+		if e.Requeued {
+			c.Words = fmt.Sprintf("Its pods were not all ready %s, so Kueue evicted it and will requeue it after a backoff (waitForPodsReady).", within)
+			c.Next = "Look at its pods' events for what held them (an image that cannot be pulled, a pod that cannot be scheduled) and fix that; Kueue retries it by itself, waiting longer each time."
+		} else {
+			c.Words = fmt.Sprintf("Its pods were not all ready %s, so Kueue evicted it and gave up requeueing it (waitForPodsReady).", within)
+			c.Next = "Look at its pods' events for what held them (an image that cannot be pulled, a pod that cannot be scheduled), fix that and relaunch it."
 		}
 		return c
 	}
@@ -216,10 +238,20 @@ func nodeCause(pods []*corev1.Pod) *Cause {
 		for _, c := range p.Status.Conditions {
 			// The taint manager evicts pods from an unreachable node; pod
 			// garbage collection removes those of a node that is gone.
-			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && (c.Reason == "DeletionByTaintManager" || c.Reason == "DeletionByPodGC") {
-				return &Cause{Kind: CauseNodeLost, Pod: p.Name, Node: p.Spec.NodeName,
-					Words: fmt.Sprintf("Node %s stopped answering and pod %s was removed from it.", p.Spec.NodeName, p.Name),
-					Next:  "Nothing you did: relaunch it (or wait for its retry) and it runs on a healthy node."}
+			if c.Type != corev1.DisruptionTarget || c.Status != corev1.ConditionTrue {
+				continue
+			}
+			lost := &Cause{Kind: CauseNodeLost, Pod: p.Name, Node: p.Spec.NodeName,
+				Next: "Nothing you did: relaunch it (or wait for its retry) and it runs on a healthy node."}
+			switch c.Reason {
+			case "DeletionByTaintManager":
+				// The node lifecycle controller tainted the node not-ready or
+				// unreachable, and the pod's toleration of that ran out.
+				lost.Words = fmt.Sprintf("Node %s was lost (not ready or not answering), so pod %s was evicted from it.", p.Spec.NodeName, p.Name)
+				return lost
+			case "DeletionByPodGC":
+				lost.Words = fmt.Sprintf("Node %s stopped answering and pod %s was removed from it.", p.Spec.NodeName, p.Name)
+				return lost
 			}
 		}
 	}

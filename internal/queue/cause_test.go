@@ -54,6 +54,17 @@ func evictedWorkload(reason, preemptedReason, message string, active bool) *kueu
 	return wl
 }
 
+// notReadyWorkload was admitted and, notReady later, evicted by Kueue's
+// waitForPodsReady; it is requeued.
+func notReadyWorkload(notReady time.Duration) *kueue.Workload {
+	admitted := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	wl := evictedWorkload(kueue.WorkloadEvictedByPodsReadyTimeout, "", "Exceeded the PodsReady timeout team-vision/job-train-1", true)
+	wl.Status.Conditions[1].LastTransitionTime = metav1.NewTime(admitted.Add(notReady))
+	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue,
+		Reason: "Admitted", LastTransitionTime: metav1.NewTime(admitted)})
+	return wl
+}
+
 type workloadsByUID map[string]*kueue.Workload
 
 func (w workloadsByUID) WorkloadByUID(uid string) (*kueue.Workload, bool) {
@@ -128,8 +139,15 @@ func TestCauseOfEachEnding(t *testing.T) {
 		"pods not ready in time, Kueue gave up": {
 			in:    StatusInput{Workloads: []*kueue.Workload{evictedWorkload(kueue.WorkloadEvictedByPodsReadyTimeout, "", "Exceeded the PodsReady timeout team-vision/job-train-1", false)}},
 			phase: PhaseEvicted,
-			want: &Cause{Kind: CausePodsNotReady, Words: "Its pods were not all ready in time, so Kueue evicted it and gave its quota back (waitForPodsReady).",
-				Next: "Kueue gave up requeueing it: look at the pods' events (image pulls, scheduling), fix the cause and relaunch."},
+			want: &Cause{Kind: CausePodsNotReady, Words: "Its pods were not all ready in time, so Kueue evicted it and gave up requeueing it (waitForPodsReady).",
+				Next: "Look at its pods' events for what held them (an image that cannot be pulled, a pod that cannot be scheduled), fix that and relaunch it."},
+		},
+		"pods not ready within the time since admission, requeued": {
+			in:    StatusInput{Workloads: []*kueue.Workload{notReadyWorkload(31 * time.Second)}},
+			phase: PhaseEvicted,
+			want: &Cause{Kind: CausePodsNotReady, Requeued: true,
+				Words: "Its pods were not all ready within 30 seconds, so Kueue evicted it and will requeue it after a backoff (waitForPodsReady).",
+				Next:  "Look at its pods' events for what held them (an image that cannot be pulled, a pod that cannot be scheduled) and fix that; Kueue retries it by itself, waiting longer each time."},
 		},
 		"evicted by node pressure, with the node": {
 			in:    StatusInput{Pods: []*corev1.Pod{pressure}},
@@ -142,7 +160,7 @@ func TestCauseOfEachEnding(t *testing.T) {
 			in:    StatusInput{Pods: []*corev1.Pod{lost}},
 			phase: PhaseFailed,
 			want: &Cause{Kind: CauseNodeLost, Pod: "train-0", Node: "h100-node-3",
-				Words: "Node h100-node-3 stopped answering and pod train-0 was removed from it.",
+				Words: "Node h100-node-3 was lost (not ready or not answering), so pod train-0 was evicted from it.",
 				Next:  "Nothing you did: relaunch it (or wait for its retry) and it runs on a healthy node."},
 		},
 		"running, nothing wrong": {

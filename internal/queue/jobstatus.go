@@ -120,6 +120,9 @@ type Eviction struct {
 	Reclaimed bool
 	// Requeued is true when Kueue puts the job back in the queue.
 	Requeued bool
+	// NotReadyFor is, for an eviction by waitForPodsReady, how long the
+	// pods had been admitted without all being ready; 0 when unknown.
+	NotReadyFor time.Duration
 }
 
 // Failure is a failed container's cause.
@@ -226,6 +229,9 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 		st.Timeline = append(st.Timeline, Moment{At: c.LastTransitionTime.Time, Phase: phase, Detail: c.Message})
 	}
 	slices.SortStableFunc(st.Timeline, func(a, b Moment) int { return a.At.Compare(b.At) })
+	if e := st.Eviction; e != nil && e.Reason == kueue.WorkloadEvictedByPodsReadyTimeout {
+		e.NotReadyFor = sinceAdmitted(st.Timeline, e.At)
+	}
 
 	if wl.Status.Admission != nil {
 		st.Allocation = allocationOf(wl, in.Pods)
@@ -487,6 +493,21 @@ func (r StatusReader) eviction(wl *kueue.Workload, c *metav1.Condition) *Evictio
 		}
 	}
 	return e
+}
+
+// sinceAdmitted is how long before at the run was last admitted, from a
+// sorted timeline; 0 when no admission precedes it.
+func sinceAdmitted(timeline []Moment, at time.Time) time.Duration {
+	var admitted time.Time
+	for _, m := range timeline {
+		if m.Phase == PhaseAdmitted && !m.At.After(at) {
+			admitted = m.At
+		}
+	}
+	if admitted.IsZero() {
+		return 0
+	}
+	return at.Sub(admitted)
 }
 
 func ownerName(wl *kueue.Workload) string {

@@ -80,6 +80,11 @@ func PhaseOf(in StatusInput) (Phase, string) {
 		// An endpoint with one replica running and one waiting is running.
 		return PhaseRunning, ""
 	}
+	if c := nodeCause(in.Pods); c != nil {
+		// Its pod was evicted from its node; one lost with a NotReady node
+		// stays Terminating there, and the Job waits for it to end.
+		return PhaseEvicted, c.Words
+	}
 	if trueCond(conds, kueue.WorkloadQuotaReserved) == nil {
 		if c := trueCond(conds, kueue.WorkloadEvicted); c != nil {
 			if c.Reason == kueue.WorkloadEvictedByPreemption || trueCond(conds, kueue.WorkloadPreempted) != nil {

@@ -33,11 +33,18 @@ import (
 // member of a throwaway team, from a real job cache and launch records in
 // Postgres, as the portal wires them.
 type jobPages struct {
-	env    *stacktest.Env
-	db     *store.Store
-	team   string
-	engine *gin.Engine
+	env  *stacktest.Env
+	db   *store.Store
+	team string
+	// members are the team's IdP groups (alice's).
+	members []string
+	queues  *kube.Cache
+	engine  *gin.Engine
 }
+
+// jobPagesOption adds a source to the status reader the pages use
+// (events, Prometheus); ctx ends with the test.
+type jobPagesOption func(ctx context.Context, t *testing.T, env *stacktest.Env, r *queue.StatusReader)
 
 func newJobPages(t *testing.T) *jobPages {
 	t.Helper()
@@ -45,7 +52,7 @@ func newJobPages(t *testing.T) *jobPages {
 	return newJobPagesFor(t, stacktest.TeamSpec{})
 }
 
-func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec) *jobPages {
+func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec, opts ...jobPagesOption) *jobPages {
 	t.Helper()
 	ctx := context.Background()
 	env := stacktest.Stack(t)
@@ -66,10 +73,14 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec) *jobPages {
 	require.NoError(t, queues.WaitForSync(ctx))
 	require.NoError(t, jobs.WaitForSync(ctx))
 
+	reader := queue.StatusReader{Queues: queues, Workloads: jobs}
+	for _, o := range opts {
+		o(cctx, t, env, &reader)
+	}
 	h := &handler{Deps: Deps{
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
 		Jobs:      launch.Reader{Templates: db, Records: db, Jobs: jobs},
-		Status:    &StatusDeps{Reader: queue.StatusReader{Queues: queues, Workloads: jobs}, Jobs: jobs, Costs: db},
+		Status:    &StatusDeps{Reader: reader, Jobs: jobs, Costs: db},
 		Logs:      &kube.PodLogs{Base: env.RESTConfig, Identities: identity.Prefixes{}, Pods: jobs},
 		Log:       slog.New(slog.DiscardHandler),
 		Now:       time.Now,
@@ -83,7 +94,7 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec) *jobPages {
 	engine.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
 	engine.GET("/api/v1/teams/:team/jobs/:name", h.apiJobGet)
 	engine.GET("/api/v1/teams/:team/jobs/:name/status", h.apiJobStatus)
-	return &jobPages{env: env, db: db, team: team.Name, engine: engine}
+	return &jobPages{env: env, db: db, team: team.Name, members: team.MemberGroups, queues: queues, engine: engine}
 }
 
 // record stores a training launch of the team made at the given time.
