@@ -11,11 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/gantry-dev/gantry/internal/catalog/catalogadmin"
 	"github.com/gantry-dev/gantry/internal/config"
@@ -164,4 +168,102 @@ func TestMissingAllowlistFailsClosed(t *testing.T) {
 		return last != nil
 	}, 30*time.Second, 200*time.Millisecond, "a pod is refused while the allowlist ConfigMap is missing")
 	assert.Contains(t, last.Error(), "no params found")
+}
+
+// TestWorkloadWhoseImageLeftTheAllowlistCanStillBeStopped binds a copy of
+// the image policy to a namespace of its own with an allowlist of its own.
+// A StatefulSet made while its registry was allowed can still be scaled to
+// zero (a stop, the idle reclaim's too) and annotated after the registry
+// leaves the list, since such an update brings in no image; changing its
+// image is judged against today's list and refused.
+func TestWorkloadWhoseImageLeftTheAllowlistCanStillBeStopped(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx := context.Background()
+	ns := env.Namespace(t, "allowlist-update", nil)
+	data, err := os.ReadFile(repoPath("deploy", "policies", "image-allowlist.yaml"))
+	require.NoError(t, err)
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var vap admissionv1.ValidatingAdmissionPolicy
+	var binding admissionv1.ValidatingAdmissionPolicyBinding
+	require.NoError(t, dec.Decode(&vap))
+	require.NoError(t, dec.Decode(&binding))
+
+	allowlist := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "allowlist", Namespace: ns},
+		Data: map[string]string{naming.AllowlistKey: "nvcr.io\nghcr.io/acme"}}
+	_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, allowlist, metav1.CreateOptions{})
+	require.NoError(t, err)
+	api := env.Kube.AdmissionregistrationV1()
+	vap.Name = ns
+	binding.Name, binding.Spec.PolicyName = ns, ns
+	binding.Spec.ParamRef.Name, binding.Spec.ParamRef.Namespace = allowlist.Name, ns
+	binding.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	_, err = api.ValidatingAdmissionPolicies().Create(ctx, &vap, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), vap.Name, metav1.DeleteOptions{})
+	})
+	_, err = api.ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+
+	statefulSet := func(name, image string) *appsv1.StatefulSet {
+		spec := stacktest.RestrictedPodSpec(nil)
+		spec.RestartPolicy = corev1.RestartPolicyAlways
+		spec.Containers[0].Image = image
+		labels := map[string]string{"app": name}
+		return &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: ptr.To[int32](0),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+			},
+		}
+	}
+	sets := env.Kube.AppsV1().StatefulSets(ns)
+	const image = "ghcr.io/acme/notebook:1.0"
+	// The binding takes a moment to be enforced: a disallowed image is refused once it is.
+	require.Eventually(t, func() bool {
+		_, err := sets.Create(ctx, statefulSet("probe", "ghcr.io/other/notebook:1.0"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil
+	}, 30*time.Second, 200*time.Millisecond, "the copied policy is enforced")
+	_, err = sets.Create(ctx, statefulSet("notebook", image), metav1.CreateOptions{})
+	require.NoError(t, err, "allowed when it was made")
+	require.NoError(t, update(ctx, sets, "notebook", func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](1) }))
+
+	// The registry leaves the list.
+	allowlist.Data[naming.AllowlistKey] = "nvcr.io"
+	_, err = env.Kube.CoreV1().ConfigMaps(ns).Update(ctx, allowlist, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := sets.Create(ctx, statefulSet("probe", image), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil
+	}, 30*time.Second, 200*time.Millisecond, "a new StatefulSet with the removed registry's image is refused")
+
+	// A stop and an annotation go through; a new image does not.
+	require.NoError(t, update(ctx, sets, "notebook", func(s *appsv1.StatefulSet) {
+		s.Spec.Replicas = ptr.To[int32](0)
+		s.Annotations = map[string]string{"gantry.dev/idle-episode": "1"}
+	}), "stopping a StatefulSet whose image left the allowlist")
+	err = update(ctx, sets, "notebook", func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Image = "ghcr.io/acme/notebook:2.0"
+	})
+	require.Error(t, err, "a new image from the removed registry")
+	assert.Contains(t, err.Error(), "Images must come from an allowed registry (nvcr.io/)")
+}
+
+// update reads the StatefulSet, changes it and writes it back, again when
+// its controller wrote in between.
+func update(ctx context.Context, sets appsv1client.StatefulSetInterface, name string, change func(*appsv1.StatefulSet)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(s)
+		_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
 }
