@@ -1,9 +1,12 @@
 package quota
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,7 +105,7 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 			cq.Annotations = map[string]string{}
 		}
 		if apply {
-			cq.Annotations[key] = fmt.Sprintf("%s %s %+d", ch.Flavor, ch.Resource, ch.Delta)
+			cq.Annotations[key] = ch.note()
 		} else {
 			delete(cq.Annotations, key)
 		}
@@ -116,6 +119,45 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 		return fmt.Errorf("change quota of team %s: %w", ch.Team, err)
 	}
 	return nil
+}
+
+// note is what a ClusterQueue's annotation of an applied grant says.
+func (ch Change) note() string { return fmt.Sprintf("%s %s %+d", ch.Flavor, ch.Resource, ch.Delta) }
+
+// AppliedGrant is a grant a team ClusterQueue records as applied: the
+// request id and what its annotation says.
+type AppliedGrant struct {
+	ClusterQueue string
+	RequestID    int64
+	Note         string
+}
+
+// Records says whether the grant is the change's: same ClusterQueue,
+// flavor, resource and delta.
+func (g AppliedGrant) Records(ch Change) bool {
+	return g.RequestID == ch.GrantKey && g.ClusterQueue == naming.ClusterQueue(ch.Team) && g.Note == ch.note()
+}
+
+// AppliedGrants lists the grants the ClusterQueues record as applied.
+func (c *ClusterQueues) AppliedGrants(ctx context.Context) ([]AppliedGrant, error) {
+	cqs, err := c.Kueue.KueueV1beta2().ClusterQueues().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list ClusterQueues: %w", kube.MapError(err))
+	}
+	var gs []AppliedGrant
+	for _, cq := range cqs.Items {
+		for k, v := range cq.Annotations {
+			raw, ok := strings.CutPrefix(k, naming.AnnotationQuotaGrantPrefix)
+			if !ok {
+				continue
+			}
+			if id, err := strconv.ParseInt(raw, 10, 64); err == nil {
+				gs = append(gs, AppliedGrant{ClusterQueue: cq.Name, RequestID: id, Note: v})
+			}
+		}
+	}
+	slices.SortFunc(gs, func(a, b AppliedGrant) int { return cmp.Compare(a.RequestID, b.RequestID) })
+	return gs, nil
 }
 
 func quotaLine(cq *kueue.ClusterQueue, flavor string, r corev1.ResourceName) *kueue.ResourceQuota {

@@ -137,3 +137,69 @@ func TestWithdrawalTakesBackAnApprovalThatReachedOnlyTheCluster(t *testing.T) {
 	assert.Zero(t, f.nominal(t), "the quota the failed approval added is taken back")
 	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionWithdraw))
 }
+
+func TestApprovalThatNeverCommittedIsTakenBackByTheLoopOnce(t *testing.T) {
+	f, s, r := failedApproval(t, 2, false)
+	ctx := context.Background()
+	require.Equal(t, int64(2), f.nominal(t), "the cluster changed before the database failed")
+
+	n, err := s.ReleaseOrphans(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Zero(t, f.nominal(t), "the cluster agrees with what the lead was told: nothing was done")
+	open, err := f.db.QuotaRequestByID(ctx, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.QuotaOpen, open.Status, "the request waits for a decision")
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionRelease))
+
+	n, err = f.service(t).ReleaseOrphans(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "another replica finds nothing left to take back")
+	assert.Zero(t, f.nominal(t))
+	assert.Equal(t, 1, f.audited(t, r.ID, quota.ActionRelease))
+
+	_, err = s.Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), f.nominal(t), "deciding again applies it once")
+	n, err = s.ReleaseOrphans(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a committed approval is never taken back")
+	assert.Equal(t, int64(2), f.nominal(t))
+}
+
+// heldDecision is a store whose decision, once its cluster change is made
+// and while it holds the request, lets the test act before it commits.
+type heldDecision struct {
+	*store.Store
+	during func()
+}
+
+func (d heldDecision) DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error) {
+	return d.Store.DecideQuotaRequest(ctx, id, func(r store.QuotaRequest) (store.Decision, error) {
+		dec, err := decide(r)
+		if err == nil {
+			d.during()
+		}
+		return dec, err
+	})
+}
+
+func TestDecisionInFlightIsNotTakenBack(t *testing.T) {
+	f := newFixture(t)
+	s := f.service(t)
+	ctx := context.Background()
+	r := f.file(t, s, f.researcher("alice"), 3, nil)
+	released := -1
+	db := heldDecision{Store: openStore(t, f.dsn), during: func() {
+		var err error
+		released, err = f.service(t).ReleaseOrphans(ctx)
+		require.NoError(t, err)
+	}}
+	cqs := &quota.ClusterQueues{Kueue: f.env.Kueue, Kube: f.env.Kube}
+	deciding := quota.NewService(db, cqs, audit.New(db, f.clock.Now), slog.New(slog.NewTextHandler(io.Discard, nil)), quota.WithClock(f.clock.Now))
+	_, err := deciding.Decide(ctx, f.lead("bob"), r.ID, true, "go ahead")
+	require.NoError(t, err)
+	assert.Zero(t, released, "the loop skipped the request the decision held")
+	assert.Equal(t, int64(3), f.nominal(t))
+	assert.Zero(t, f.audited(t, r.ID, quota.ActionRelease))
+}

@@ -31,6 +31,7 @@ const (
 	ActionReject   = "quota.reject"
 	ActionGrant    = "quota.grant"
 	ActionExpire   = "quota.expire"
+	ActionRelease  = "quota.release"
 )
 
 // Limits on what a request may ask.
@@ -58,6 +59,7 @@ type Store interface {
 	QuotaRequestByID(ctx context.Context, id int64) (store.QuotaRequest, error)
 	DecideQuotaRequest(ctx context.Context, id int64, decide func(store.QuotaRequest) (store.Decision, error)) (store.QuotaRequest, error)
 	RevertDueGrant(ctx context.Context, now time.Time, revert func(store.QuotaGrant) (store.GrantReverted, error)) (store.QuotaGrant, bool, error)
+	ReleaseOpenRequest(ctx context.Context, id int64, release func(store.QuotaRequest) (*store.AuditEntry, error)) (bool, error)
 	Ceiling(ctx context.Context, team, flavor, resource string) (store.TeamCeiling, error)
 	Notify(ctx context.Context, n store.Notification) error
 }
@@ -344,7 +346,60 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	}
 }
 
-// Run reverts due grants every interval until ctx ends.
+// ReleaseOrphans takes back the quota of approvals that reached a team's
+// ClusterQueue but whose decision never committed (the database failed
+// between the two) and that nobody has decided again since: the lead was
+// told nothing was done, so the cluster is made to agree. It returns how
+// many it took back.
+//
+// Such an approval is a grant annotation on the ClusterQueue whose request
+// is still open. The request row is taken with FOR UPDATE SKIP LOCKED: a
+// decision in flight holds it from its read to its commit, so it is never
+// undone under a lead's feet; a lead deciding while the release holds it
+// waits, then finds the annotation gone and applies the approval once.
+func (s *Service) ReleaseOrphans(ctx context.Context) (int, error) {
+	applied, err := s.cluster.AppliedGrants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, g := range applied {
+		released, err := s.store.ReleaseOpenRequest(ctx, g.RequestID, func(r store.QuotaRequest) (*store.AuditEntry, error) {
+			ch := Change{GrantKey: r.ID, Team: r.Team, Flavor: r.Flavor, Resource: corev1.ResourceName(r.Resource), Delta: r.Delta}
+			if !g.Records(ch) {
+				// Not this request's approval (a database that was reset
+				// numbers requests again): leave it to a person.
+				s.log.WarnContext(ctx, "a ClusterQueue records a grant that is not this open request's", "cluster_queue", g.ClusterQueue, "request", r.ID, "note", g.Note)
+				return nil, errNotOurs
+			}
+			if err := s.cluster.Revert(ctx, ch); err != nil && !errors.Is(err, kube.ErrNotFound) {
+				return nil, err
+			}
+			sys := Actor{Username: audit.SystemActor, Via: audit.ViaSystem}
+			entry, err := s.audit.Entry(s.event(sys, ActionRelease, r, map[string]any{"why": "the approval reached the cluster but its decision was never recorded"}))
+			if err != nil {
+				return nil, err
+			}
+			return &entry, nil
+		})
+		if errors.Is(err, errNotOurs) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if released {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// errNotOurs rolls back a release whose grant is not the open request's.
+var errNotOurs = errors.New("the grant is not this request's")
+
+// Run reverts due grants, and takes back approvals that never committed,
+// every interval until ctx ends.
 func (s *Service) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -353,6 +408,11 @@ func (s *Service) Run(ctx context.Context, interval time.Duration) {
 			s.log.ErrorContext(ctx, "revert expired quota grants", "err", err, "reverted", n)
 		} else if n > 0 {
 			s.log.InfoContext(ctx, "reverted expired quota grants", "count", n)
+		}
+		if n, err := s.ReleaseOrphans(ctx); err != nil {
+			s.log.ErrorContext(ctx, "take back approvals that never committed", "err", err, "released", n)
+		} else if n > 0 {
+			s.log.WarnContext(ctx, "took back approvals that reached the cluster but were never recorded", "count", n)
 		}
 		select {
 		case <-ctx.Done():

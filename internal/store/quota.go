@@ -268,6 +268,36 @@ func (s *Store) RevertDueGrant(ctx context.Context, now time.Time, revert func(Q
 	return g, found, nil
 }
 
+// ReleaseOpenRequest locks request id if it is open and no one else holds
+// it (FOR UPDATE SKIP LOCKED: a decision in flight holds it from its read to
+// its commit), calls release and writes the audit entry release returns in
+// the same transaction. It reports false, doing nothing, when the request is
+// not open, is held, or does not exist.
+func (s *Store) ReleaseOpenRequest(ctx context.Context, id int64, release func(QuotaRequest) (*AuditEntry, error)) (bool, error) {
+	done := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r QuotaRequest
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
+			Where("status = ?", QuotaOpen).Take(&r, id).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		entry, err := release(r)
+		if err != nil {
+			return err
+		}
+		done = true
+		return sideEffects(tx, nil, entry)
+	})
+	if err != nil {
+		return false, fmt.Errorf("release open quota request %d: %w", id, err)
+	}
+	return done, nil
+}
+
 func limitOr(n, def int) int {
 	if n <= 0 {
 		return def

@@ -19,7 +19,7 @@ import (
 // auditActions are offered in the audit filter.
 var auditActions = []string{
 	audit.ActionLogin, audit.ActionLoginFailed, audit.ActionLogout, audit.ActionTokenCreate, audit.ActionTokenRevoke, audit.ActionTeamsSeeded,
-	quota.ActionRequest, quota.ActionWithdraw, quota.ActionApprove, quota.ActionReject, quota.ActionGrant, quota.ActionExpire,
+	quota.ActionRequest, quota.ActionWithdraw, quota.ActionApprove, quota.ActionReject, quota.ActionGrant, quota.ActionExpire, quota.ActionRelease,
 	teamadmin.ActionCreate, teamadmin.ActionUpdate, teamadmin.ActionRetire,
 }
 
