@@ -186,7 +186,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&registries, "image-registries", env("GANTRY_IMAGE_REGISTRIES", DefaultImageRegistries), "comma-separated allowed image registries")
 	fs.StringVar(&cfg.SystemNamespace, "system-namespace", env("GANTRY_SYSTEM_NAMESPACE", "gantry-system"), "namespace of the image allowlist ConfigMap the admission policy reads")
 	fs.StringVar(&cfg.Cohort, "cohort", env("GANTRY_COHORT", "gantry"), "Kueue cohort of new teams' ClusterQueues")
-	fs.StringVar(&expiry, "quota-expiry-interval", env("GANTRY_QUOTA_EXPIRY_INTERVAL", "30s"), "how often to revert ended quota grants")
+	fs.StringVar(&expiry, "quota-expiry-interval", env("GANTRY_QUOTA_EXPIRY_INTERVAL", "30s"), "how often to revert ended quota grants and take back approvals that reached the cluster but never committed")
 	fs.StringVar(&idle, "session-idle-timeout", env("GANTRY_SESSION_IDLE_TIMEOUT", "30m"), "session idle timeout")
 	fs.StringVar(&lifetime, "session-lifetime", env("GANTRY_SESSION_LIFETIME", "12h"), "absolute session lifetime")
 	fs.StringVar(&cfg.Identities.UserPrefix, "impersonation-user-prefix", env("GANTRY_IMPERSONATION_USER_PREFIX", identity.DefaultPrefix), "prefix of the username the portal impersonates")
