@@ -57,24 +57,12 @@ func celWorkingSetShare() string {
 // compares with the limit and the portal reads for an out-of-memory
 // cause's peak. A container that no longer runs uses none.
 func containerMemoryMetric() *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kwok.x-k8s.io/v1alpha1",
-		"kind":       "Metric",
-		"metadata":   map[string]any{"name": "gantry-kubelet-resource"},
-		"spec": map[string]any{
-			"path": "/metrics/nodes/{nodeName}/metrics/resource",
-			"metrics": []any{map[string]any{
-				"name":      gpu.MetricContainerMemory,
-				"dimension": "container",
-				"kind":      "gauge",
-				"help":      "[ALPHA] Current working set of the container in bytes",
-				"labels": []any{
-					map[string]any{"name": "container", "value": "container.name"},
-					map[string]any{"name": "namespace", "value": "pod.metadata.namespace"},
-					map[string]any{"name": "pod", "value": "pod.metadata.name"},
-				},
-				"value": fmt.Sprintf(`(pod.status.phase == "Running" ? %s * %s : Quantity("0"))`, celMemoryLimit(), celWorkingSetShare()),
-			}},
-		},
-	}}
+	labels := []any{
+		map[string]any{"name": "container", "value": "container.name"},
+		map[string]any{"name": "namespace", "value": "pod.metadata.namespace"},
+		map[string]any{"name": "pod", "value": "pod.metadata.name"},
+	}
+	return kwokMetric("gantry-kubelet-resource", "/metrics/nodes/{nodeName}/metrics/resource",
+		containerGauge(gpu.MetricContainerMemory, "[ALPHA] Current working set of the container in bytes", labels,
+			fmt.Sprintf(`(pod.status.phase == "Running" ? %s * %s : Quantity("0"))`, celMemoryLimit(), celWorkingSetShare())))
 }

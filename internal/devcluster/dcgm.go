@@ -146,21 +146,25 @@ func dcgmMetric() *unstructured.Unstructured {
 		map[string]any{"name": "pod", "value": "pod.metadata.name"},
 		map[string]any{"name": "container", "value": "container.name"},
 	}
-	metric := func(name, help, value string) any {
-		return map[string]any{"name": name, "dimension": "container", "kind": "gauge", "help": help, "labels": labels, "value": value}
-	}
+	return kwokMetric("gantry-dcgm", "/metrics/nodes/{nodeName}/metrics/dcgm",
+		containerGauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels, celUtilization()),
+		containerGauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels, celMemoryUsedMiB()),
+		containerGauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels, fmt.Sprintf("(%s - %s)", celCapacityMiB(), celMemoryUsedMiB())),
+		containerGauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", labels, celPowerW()),
+	)
+}
+
+// kwokMetric is a kwok Metric serving metrics at path ({nodeName} is the node).
+func kwokMetric(name, path string, metrics ...any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",
 		"kind":       "Metric",
-		"metadata":   map[string]any{"name": "gantry-dcgm"},
-		"spec": map[string]any{
-			"path": "/metrics/nodes/{nodeName}/metrics/dcgm",
-			"metrics": []any{
-				metric("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", celUtilization()),
-				metric("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", celMemoryUsedMiB()),
-				metric("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", fmt.Sprintf("(%s - %s)", celCapacityMiB(), celMemoryUsedMiB())),
-				metric("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", celPowerW()),
-			},
-		},
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"path": path, "metrics": metrics},
 	}}
+}
+
+// containerGauge is a gauge of a kwok Metric with one series per container.
+func containerGauge(name, help string, labels []any, value string) any {
+	return map[string]any{"name": name, "dimension": "container", "kind": "gauge", "help": help, "labels": labels, "value": value}
 }

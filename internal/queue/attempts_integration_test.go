@@ -2,8 +2,6 @@ package queue
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -146,35 +143,13 @@ func TestNodeLostWhileRunningIsRecordedWithTheNode(t *testing.T) {
 	s := newStatusEnv(t)
 	db := s.recording(t)
 	ctx := context.Background()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	id := hex.EncodeToString(b)
-	node := "lost-" + id
-	// A simulated node of the H100 pool, tainted so that only this test's
-	// pod goes there.
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: node, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels: map[string]string{"gantry.dev/pool": h100, "kubernetes.io/hostname": node, "type": "kwok"}},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "gantry.dev/test-node", Value: id, Effect: corev1.TaintEffectNoSchedule}}},
-		Status: corev1.NodeStatus{
-			Capacity:    corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi"), "pods": resource.MustParse("10")},
-			Allocatable: corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi"), "pods": resource.MustParse("10")},
-		},
-	}
-	_, err := s.env.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		err := s.env.Kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete node %s: %v", node, err)
-		}
-	})
+	node := s.env.TestNode(t, "lost", h100)
 
 	job := stacktest.CompliantJob(s.team, "on-lost-node", corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
 	job.Spec.Template.Annotations = long
 	job.Spec.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "gantry.dev/test-node", Operator: corev1.TolerationOpExists}}
-	_, err = s.env.Kube.BatchV1().Jobs(s.ns).Create(ctx, job, metav1.CreateOptions{})
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: stacktest.TestNodeTaint, Operator: corev1.TolerationOpExists}}
+	_, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(ctx, job, metav1.CreateOptions{})
 	require.NoError(t, err)
 	pod := s.runningPods(t, "on-lost-node", 1)[0]
 	require.Equal(t, node, pod.Spec.NodeName)

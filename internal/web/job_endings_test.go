@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,6 +79,16 @@ func (p *jobPages) pageWithCause(t *testing.T, name, prefix string, within time.
 	require.NoError(t, json.Unmarshal([]byte(body), &st))
 	require.NotNil(t, st.Cause, body)
 	return doc, st, body
+}
+
+// assertCause checks that the page and the API say the same cause.
+func assertCause(t *testing.T, doc *goquery.Document, st apiJobStatusBody, kind queue.CauseKind, words, next string) {
+	t.Helper()
+	assert.Equal(t, words, testIDText(doc, "cause-words"))
+	assert.Equal(t, next, testIDText(doc, "cause-next"))
+	assert.Equal(t, kind, st.Cause.Kind)
+	assert.Equal(t, words, st.Cause.Words)
+	assert.Equal(t, next, st.Cause.Next)
 }
 
 // gibWords writes bytes as the job page writes a memory figure (15.9Gi).
@@ -168,11 +177,7 @@ func TestPodsNotReadyInTimeAreEvictedByKueueAndSaySo(t *testing.T) {
 	words := fmt.Sprintf("Its pods were not all ready within %d seconds, so Kueue evicted it and will requeue it after a backoff (waitForPodsReady).",
 		int(devcluster.PodsReadyTimeout.Seconds()))
 	next := "Look at its pods' events for what held them (an image that cannot be pulled, a pod that cannot be scheduled) and fix that; Kueue retries it by itself, waiting longer each time."
-	assert.Equal(t, words, testIDText(doc, "cause-words"))
-	assert.Equal(t, next, testIDText(doc, "cause-next"))
-	assert.Equal(t, queue.CausePodsNotReady, st.Cause.Kind)
-	assert.Equal(t, words, st.Cause.Words)
-	assert.Equal(t, next, st.Cause.Next)
+	assertCause(t, doc, st, queue.CausePodsNotReady, words, next)
 	assert.True(t, st.Cause.Requeued, "Kueue requeues it")
 }
 
@@ -185,31 +190,15 @@ func TestNodeNotReadyEvictsThePodAndThePageNamesTheNode(t *testing.T) {
 	p := newJobPagesFor(t, endingsTeam)
 	ctx := context.Background()
 	ns := "team-" + p.team
-	node := "notready-" + strings.TrimPrefix(p.team, "t")
-	// A simulated node of the H100 pool, tainted so that only this test's
-	// pod goes there.
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: node, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels: map[string]string{naming.LabelPool: endingsPool, "kubernetes.io/hostname": node, "type": "kwok"}},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "gantry.dev/test-node", Value: node, Effect: corev1.TaintEffectNoSchedule}}},
-		Status: corev1.NodeStatus{
-			Capacity:    corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi"), "pods": resource.MustParse("10")},
-			Allocatable: corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi"), "pods": resource.MustParse("10")},
-		},
-	}
-	_, err := p.env.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	require.NoError(t, err)
+	node := p.env.TestNode(t, "notready", endingsPool)
 	t.Cleanup(func() {
 		// No kubelet finishes the evicted pod on a dead node: remove it
-		// and the node, or the team's namespace never goes.
+		// (before the node goes), or the team's namespace never goes.
 		pods, err := p.env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 		if err == nil {
 			for _, pod := range pods.Items {
 				_ = p.env.Kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
 			}
-		}
-		if err := p.env.Kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete node %s: %v", node, err)
 		}
 	})
 
@@ -219,11 +208,11 @@ func TestNodeNotReadyEvictsThePodAndThePageNamesTheNode(t *testing.T) {
 	job.Spec.Template.Annotations = map[string]string{naming.AnnotationSimulateDuration: "10m"}
 	job.Spec.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
 	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{
-		{Key: "gantry.dev/test-node", Operator: corev1.TolerationOpExists},
+		{Key: stacktest.TestNodeTaint, Operator: corev1.TolerationOpExists},
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(5))},
 	}
 	job.Spec.BackoffLimit = new(int32(0))
-	_, err = p.env.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+	_, err := p.env.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	require.NoError(t, err)
 	var pod corev1.Pod
 	require.Eventually(t, func() bool {
@@ -262,11 +251,7 @@ func TestNodeNotReadyEvictsThePodAndThePageNamesTheNode(t *testing.T) {
 	t.Logf("pod evicted and shown %s after the node went NotReady", time.Since(start).Round(time.Second))
 	words := fmt.Sprintf("Node %s was lost (not ready or not answering), so pod %s was evicted from it.", node, pod.Name)
 	next := "Nothing you did: relaunch it (or wait for its retry) and it runs on a healthy node."
-	assert.Equal(t, words, testIDText(doc, "cause-words"))
-	assert.Equal(t, next, testIDText(doc, "cause-next"))
-	assert.Equal(t, queue.CauseNodeLost, st.Cause.Kind)
-	assert.Equal(t, words, st.Cause.Words)
-	assert.Equal(t, next, st.Cause.Next)
+	assertCause(t, doc, st, queue.CauseNodeLost, words, next)
 	assert.Equal(t, node, st.Cause.Node)
 	assert.Equal(t, pod.Name, st.Cause.Pod)
 	evicted, err := p.env.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
