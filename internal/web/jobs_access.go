@@ -71,17 +71,7 @@ type jobRule func(u *auth.User, rec store.Launch) error
 // their rule once, here.
 func (h *handler) jobOf(c *gin.Context, rules ...jobRule) (*auth.User, store.Launch, bool) {
 	u, rec, err := h.jobRecord(c)
-	for _, rule := range rules {
-		if err != nil {
-			break
-		}
-		err = rule(u, rec)
-	}
-	if err != nil {
-		h.fail(c, err)
-		return u, store.Launch{}, false
-	}
-	return u, rec, true
+	return u, rec, h.allowed(c, refusal(u, rec, err, rules))
 }
 
 // teamRule says why the signed-in user may not act on the team, or nil.
@@ -97,17 +87,28 @@ func (h *handler) teamOf(c *gin.Context, rules ...teamRule) (*auth.User, string,
 	if !canSeeTeam(u, team) {
 		err = errNotYourTeam
 	}
+	return u, team, h.allowed(c, refusal(u, team, err, rules))
+}
+
+// refusal is err, or else the first rule's refusal of u acting on v.
+func refusal[T any, R ~func(*auth.User, T) error](u *auth.User, v T, err error, rules []R) error {
 	for _, rule := range rules {
 		if err != nil {
 			break
 		}
-		err = rule(u, team)
+		err = rule(u, v)
 	}
+	return err
+}
+
+// allowed sends the failure page or API error for err and reports whether
+// there was none.
+func (h *handler) allowed(c *gin.Context, err error) bool {
 	if err != nil {
 		h.fail(c, err)
-		return u, "", false
+		return false
 	}
-	return u, team, true
+	return true
 }
 
 // jobRecord loads a job's launch record if the user may see its team.
