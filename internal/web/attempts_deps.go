@@ -146,12 +146,27 @@ func (h *handler) teamRecovery(ctx context.Context, team string) (queue.Recovery
 	if h.Attempts == nil {
 		return queue.Recovery{}, false, nil
 	}
-	from := h.Now().Add(-recoveryDays * 24 * time.Hour)
-	ms, err := h.Attempts.TeamMoments(ctx, team, from)
+	load := func(ctx context.Context) (queue.Recovery, error) {
+		from := h.Now().Add(-recoveryDays * 24 * time.Hour)
+		ms, err := h.Attempts.TeamMoments(ctx, team, from)
+		if err != nil {
+			return queue.Recovery{}, err
+		}
+		return queue.TeamRecovery(ms, from), nil
+	}
+	var r queue.Recovery
+	var err error
+	if h.teamRecoveries == nil {
+		r, err = load(ctx)
+	} else {
+		// Every attempt of the team's last days is thousands of rows on a
+		// busy team: read them once per team per few seconds, not per view.
+		r, err = h.teamRecoveries.get(ctx, team, teamFiguresTTL, load)
+	}
 	if err != nil {
 		return queue.Recovery{}, false, err
 	}
-	return queue.TeamRecovery(ms, from), true, nil
+	return r, true, nil
 }
 
 func teamRecoveryView(r queue.Recovery, shown bool) views.TeamRecoveryView {

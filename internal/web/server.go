@@ -128,6 +128,10 @@ type handler struct {
 	// ledgerFigures keeps what the team and cluster pages derive from the
 	// ledger until it changes; nil reads the ledger every time.
 	ledgerFigures *ledgerFiguresCache
+	// teamRecoveries shares each team's recovery figure (every attempt of its
+	// last days, read from Postgres) between views for teamFiguresTTL; nil
+	// reads it every time.
+	teamRecoveries *sharedFigures[queue.Recovery]
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
@@ -151,7 +155,8 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		d.ReadyTimeout = 2 * time.Second
 	}
 	d.Status = withSharedFigures(d.Status)
-	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(), loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
+	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(),
+		teamRecoveries: &sharedFigures[queue.Recovery]{}, loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
 		return nil, nil, err
