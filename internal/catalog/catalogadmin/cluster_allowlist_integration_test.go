@@ -136,30 +136,8 @@ func TestMissingAllowlistFailsClosed(t *testing.T) {
 	env := stacktest.Stack(t)
 	ctx := context.Background()
 	ns := env.Namespace(t, "allowlist-missing", nil)
-	data, err := os.ReadFile(repoPath("deploy", "policies", "image-allowlist.yaml"))
-	require.NoError(t, err)
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var vap admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	require.NoError(t, dec.Decode(&vap))
-	require.NoError(t, dec.Decode(&binding))
+	binding := bindImagePolicyCopy(t, env, ns, "no-such-allowlist")
 	require.Equal(t, admissionv1.DenyAction, *binding.Spec.ParamRef.ParameterNotFoundAction)
-
-	api := env.Kube.AdmissionregistrationV1()
-	vap.Name = ns
-	binding.Name, binding.Spec.PolicyName = ns, ns
-	binding.Spec.ParamRef.Name = "no-such-allowlist"
-	binding.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
-	_, err = api.ValidatingAdmissionPolicies().Create(ctx, &vap, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), vap.Name, metav1.DeleteOptions{})
-	})
-	_, err = api.ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
-	})
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}, Spec: stacktest.RestrictedPodSpec(nil)}
 	var last error
@@ -180,33 +158,11 @@ func TestWorkloadWhoseImageLeftTheAllowlistCanStillBeStopped(t *testing.T) {
 	env := stacktest.Stack(t)
 	ctx := context.Background()
 	ns := env.Namespace(t, "allowlist-update", nil)
-	data, err := os.ReadFile(repoPath("deploy", "policies", "image-allowlist.yaml"))
-	require.NoError(t, err)
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var vap admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	require.NoError(t, dec.Decode(&vap))
-	require.NoError(t, dec.Decode(&binding))
-
 	allowlist := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "allowlist", Namespace: ns},
 		Data: map[string]string{naming.AllowlistKey: "nvcr.io\nghcr.io/acme"}}
-	_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, allowlist, metav1.CreateOptions{})
+	_, err := env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, allowlist, metav1.CreateOptions{})
 	require.NoError(t, err)
-	api := env.Kube.AdmissionregistrationV1()
-	vap.Name = ns
-	binding.Name, binding.Spec.PolicyName = ns, ns
-	binding.Spec.ParamRef.Name, binding.Spec.ParamRef.Namespace = allowlist.Name, ns
-	binding.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
-	_, err = api.ValidatingAdmissionPolicies().Create(ctx, &vap, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), vap.Name, metav1.DeleteOptions{})
-	})
-	_, err = api.ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
-	})
+	bindImagePolicyCopy(t, env, ns, allowlist.Name)
 
 	statefulSet := func(name, image string) *appsv1.StatefulSet {
 		spec := stacktest.RestrictedPodSpec(nil)
@@ -252,6 +208,39 @@ func TestWorkloadWhoseImageLeftTheAllowlistCanStillBeStopped(t *testing.T) {
 	})
 	require.Error(t, err, "a new image from the removed registry")
 	assert.Contains(t, err.Error(), "Images must come from an allowed registry (nvcr.io/)")
+}
+
+// bindImagePolicyCopy creates a copy of deploy/policies/image-allowlist.yaml
+// (its policy and binding, named ns) bound to namespace ns only, reading
+// its allowlist from the ConfigMap param in ns, and removes both when the
+// test ends. It returns the binding as created.
+func bindImagePolicyCopy(t *testing.T, env *stacktest.Env, ns, param string) admissionv1.ValidatingAdmissionPolicyBinding {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(repoPath("deploy", "policies", "image-allowlist.yaml"))
+	require.NoError(t, err)
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var vap admissionv1.ValidatingAdmissionPolicy
+	var binding admissionv1.ValidatingAdmissionPolicyBinding
+	require.NoError(t, dec.Decode(&vap))
+	require.NoError(t, dec.Decode(&binding))
+
+	api := env.Kube.AdmissionregistrationV1()
+	vap.Name = ns
+	binding.Name, binding.Spec.PolicyName = ns, ns
+	binding.Spec.ParamRef.Name, binding.Spec.ParamRef.Namespace = param, ns
+	binding.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	_, err = api.ValidatingAdmissionPolicies().Create(ctx, &vap, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), vap.Name, metav1.DeleteOptions{})
+	})
+	_, err = api.ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	return binding
 }
 
 // update reads the StatefulSet, changes it and writes it back, again when
