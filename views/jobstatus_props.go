@@ -40,6 +40,9 @@ type CauseView struct {
 	Fix string
 	// LogTail is the failed container's last lines.
 	LogTail []string
+	// LogTailNote says why they (or the rest of them) cannot be shown; ""
+	// when they were read.
+	LogTailNote string
 	// RelaunchURL opens the launch form pre-filled from this run (with the
 	// fix applied); "" when it cannot be relaunched from the portal.
 	RelaunchURL string

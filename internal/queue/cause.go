@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
 )
 
@@ -43,6 +45,9 @@ type Cause struct {
 	Fix *Fix
 	// LogTail is the last lines the failed container printed, when known.
 	LogTail []string
+	// LogTailNote says, in words, why the last log lines (or the rest of
+	// them) cannot be shown; "" when they were read.
+	LogTailNote string
 	// Pod, Container and Node are where it happened, when known.
 	Pod, Container, Node string
 	// Requeued is true when Kueue runs the job again by itself, so a
@@ -298,11 +303,31 @@ func failureCause(ctx context.Context, in StatusInput, f *Failure, memory PeakMe
 				ns = p.Namespace
 			}
 		}
-		if lines, err := in.Logs(ctx, ns, f.Pod, f.Container, LogTailLines); err == nil {
-			c.LogTail = lines
+		lines, err := in.Logs(ctx, ns, f.Pod, f.Container, LogTailLines)
+		c.LogTail = lines
+		if err != nil {
+			c.LogTailNote = logTailNote(err, len(lines) > 0)
 		}
 	}
 	return c
+}
+
+// logTailNote says why a failed container's last log lines cannot be read,
+// by the kind of the API server's error; partial when some were read.
+func logTailNote(err error, partial bool) string {
+	why := "the cluster did not return them"
+	switch {
+	case errors.Is(err, kube.ErrUnreachable):
+		why = "the Kubernetes API server is not answering"
+	case errors.Is(err, kube.ErrForbidden):
+		why = "you may not read this pod's logs"
+	case errors.Is(err, kube.ErrNotFound):
+		why = "the pod or its log is gone"
+	}
+	if partial {
+		return "The rest of its last log lines cannot be read now: " + why + "."
+	}
+	return "Its last log lines cannot be read now: " + why + "."
 }
 
 // peakMemory is the most memory the failed container used over its run

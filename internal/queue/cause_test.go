@@ -2,6 +2,10 @@ package queue
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,10 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/kube"
 )
 
 // podOf is a pod of the job on a node with one container "main" limited to memory.
@@ -225,3 +233,57 @@ func TestOutOfMemoryCauseSaysThePeak(t *testing.T) {
 }
 
 func pod0Namespace(in StatusInput) string { return in.Pods[0].Namespace }
+
+// A failed container whose last log lines cannot be read gets a note
+// saying why, by the kind of the API server's error, instead of nothing.
+func TestExitCodeCauseSaysWhyItsLogCannotBeRead(t *testing.T) {
+	pod := terminated(podOf("train-0", "h100-node-1", "16Gi"), 2, "Error")
+	gr := schema.GroupResource{Resource: "pods/log"}
+	cases := map[string]struct {
+		lines    []string
+		err      error
+		wantTail []string
+		wantNote string
+	}{
+		"API server not answering": {
+			err:      apiServerDown(),
+			wantNote: "Its last log lines cannot be read now: the Kubernetes API server is not answering.",
+		},
+		"not allowed": {
+			err:      kube.MapError(apierrors.NewForbidden(gr, "train-0", errors.New("no"))),
+			wantNote: "Its last log lines cannot be read now: you may not read this pod's logs.",
+		},
+		"pod gone": {
+			err:      kube.MapError(apierrors.NewNotFound(gr, "train-0")),
+			wantNote: "Its last log lines cannot be read now: the pod or its log is gone.",
+		},
+		"another error": {
+			err:      kube.MapError(apierrors.NewInternalError(errors.New("boom"))),
+			wantNote: "Its last log lines cannot be read now: the cluster did not return them.",
+		},
+		"cut off while reading": {
+			lines: []string{"epoch 3"}, err: kube.MapError(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}),
+			wantTail: []string{"epoch 3"},
+			wantNote: "The rest of its last log lines cannot be read now: the Kubernetes API server is not answering.",
+		},
+		"read": {
+			lines: []string{"epoch 3", "KeyError: 'label'"}, wantTail: []string{"epoch 3", "KeyError: 'label'"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			logs := func(_ context.Context, namespace, pod, container string, _ int) ([]string, error) {
+				if tc.err != nil {
+					return tc.lines, fmt.Errorf("last log lines of %s/%s %s: %w", namespace, pod, container, tc.err)
+				}
+				return tc.lines, nil
+			}
+			in := StatusInput{Pods: []*corev1.Pod{pod}, Job: failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit", nil), Logs: logs, Now: time.Now()}
+			st := StatusReader{}.JobStatus(context.Background(), in)
+			require.NotNil(t, st.Cause)
+			assert.Equal(t, "Container main of pod train-0 exited with code 2.", st.Cause.Words)
+			assert.Equal(t, tc.wantTail, st.Cause.LogTail)
+			assert.Equal(t, tc.wantNote, st.Cause.LogTailNote)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -103,6 +104,12 @@ type PendingReason struct {
 	// PositionLocal and PositionCluster count the workloads ahead of it
 	// in the LocalQueue and the ClusterQueue; -1 when unknown.
 	PositionLocal, PositionCluster int
+	// PositionsAsOf is when the positions were read, set only when they
+	// are an older copy because Kueue's visibility API does not answer.
+	PositionsAsOf time.Time
+	// PositionsTrouble says why the positions are old or unknown, e.g.
+	// "Kueue's queue positions are not answering"; "" when they answered.
+	PositionsTrouble string
 }
 
 // Eviction is why a run was stopped by Kueue.
@@ -329,10 +336,18 @@ func (r StatusReader) pending(ctx context.Context, wl *kueue.Workload) *PendingR
 	}
 	if r.Positions != nil {
 		items, err := r.Positions.LocalQueuePending(ctx, wl.Namespace, string(wl.Spec.QueueName))
-		if err == nil {
-			for _, it := range items {
-				if it.Name == wl.Name {
-					p.PositionLocal, p.PositionCluster = int(it.PositionInLocalQueue), int(it.PositionInClusterQueue)
+		var stale *StalePositionsError
+		if err != nil {
+			p.PositionsTrouble = positionsTrouble(err)
+			if !errors.As(err, &stale) {
+				items = nil
+			}
+		}
+		for _, it := range items {
+			if it.Name == wl.Name {
+				p.PositionLocal, p.PositionCluster = int(it.PositionInLocalQueue), int(it.PositionInClusterQueue)
+				if stale != nil {
+					p.PositionsAsOf = stale.ReadAt
 				}
 			}
 		}
@@ -341,8 +356,18 @@ func (r StatusReader) pending(ctx context.Context, wl *kueue.Workload) *PendingR
 	return p
 }
 
+// positionsTrouble says why Kueue's visibility API gave no positions.
+func positionsTrouble(err error) string {
+	if errors.Is(err, kube.ErrForbidden) {
+		return "the portal may not read Kueue's queue positions"
+	}
+	return "Kueue's queue positions are not answering"
+}
+
 // sentence puts the reason in words: "waiting for 4 H100 GPUs: your team
-// uses 12 of 16, the cohort has none to lend; 3 jobs ahead".
+// uses 12 of 16, the cohort has none to lend; 3 jobs ahead", with "(as of
+// 14:02:10 UTC; Kueue's queue positions are not answering)" after an
+// older copy of the positions, or "; place in line unknown: ..." without one.
 func (p *PendingReason) sentence() string {
 	var b strings.Builder
 	if p.Flavor == "" {
@@ -368,6 +393,11 @@ func (p *PendingReason) sentence() string {
 		b.WriteString("; 1 job ahead")
 	case p.PositionCluster > 1:
 		fmt.Fprintf(&b, "; %d jobs ahead", p.PositionCluster)
+	case p.PositionsTrouble != "":
+		fmt.Fprintf(&b, "; place in line unknown: %s", p.PositionsTrouble)
+	}
+	if !p.PositionsAsOf.IsZero() {
+		fmt.Fprintf(&b, " (as of %s; %s)", p.PositionsAsOf.UTC().Format("15:04:05 MST"), p.PositionsTrouble)
 	}
 	return b.String()
 }

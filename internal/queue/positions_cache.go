@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 // most TTL old, so a job page viewed by many people at once costs one
 // visibility API call per LocalQueue per TTL instead of one per view (the
 // portal's API client is rate-limited, and waiting views would queue).
-// Concurrent callers share one call in flight. Errors are not kept.
+// Concurrent callers share one call in flight. Errors are not kept; while
+// the visibility API fails, the last list read is answered with a
+// *StalePositionsError saying when it was read.
 type CachedPositions struct {
 	Source Positions
 	TTL    time.Duration
@@ -21,7 +24,24 @@ type CachedPositions struct {
 
 	mu      sync.Mutex
 	entries map[string]*pendingList
+	// lastGood is each LocalQueue's last list the source answered.
+	lastGood map[string]*pendingList
 }
+
+// StalePositionsError is returned with the last pending list read when
+// the visibility API fails: the list is as it was at ReadAt. Err is the
+// visibility API's error.
+type StalePositionsError struct {
+	ReadAt time.Time
+	Err    error
+}
+
+func (e *StalePositionsError) Error() string {
+	return fmt.Sprintf("pending positions as of %s: %v", e.ReadAt.Format(time.RFC3339), e.Err)
+}
+
+// Unwrap returns the visibility API's error.
+func (e *StalePositionsError) Unwrap() error { return e.Err }
 
 type pendingList struct {
 	ready chan struct{}
@@ -31,12 +51,15 @@ type pendingList struct {
 }
 
 // LocalQueuePending returns the LocalQueue's pending workloads in order.
+// When the visibility API fails after an earlier answer, it returns that
+// answer's list and a *StalePositionsError (test with errors.As).
 func (c *CachedPositions) LocalQueuePending(ctx context.Context, namespace, localQueue string) ([]visibility.PendingWorkload, error) {
 	key := namespace + "/" + localQueue
 	now := c.now()
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]*pendingList{}
+		c.lastGood = map[string]*pendingList{}
 	}
 	e := c.entries[key]
 	if e != nil && e.done() && now.Sub(e.at) >= c.TTL {
@@ -46,15 +69,22 @@ func (c *CachedPositions) LocalQueuePending(ctx context.Context, namespace, loca
 		e = &pendingList{ready: make(chan struct{})}
 		c.entries[key] = e
 		c.mu.Unlock()
-		e.items, e.err = c.Source.LocalQueuePending(ctx, namespace, localQueue)
-		e.at = c.now()
-		if e.err != nil {
-			c.mu.Lock()
+		items, err := c.Source.LocalQueuePending(ctx, namespace, localQueue)
+		at := c.now()
+		c.mu.Lock()
+		if err == nil {
+			e.items, e.at = items, at
+			c.lastGood[key] = e
+		} else {
 			if c.entries[key] == e {
 				delete(c.entries, key)
 			}
-			c.mu.Unlock()
+			e.err = err
+			if last := c.lastGood[key]; last != nil {
+				e.items, e.err = last.items, &StalePositionsError{ReadAt: last.at, Err: err}
+			}
 		}
+		c.mu.Unlock()
 		close(e.ready)
 		return e.items, e.err
 	}

@@ -44,6 +44,7 @@ type apiCause struct {
 	Next        string          `json:"next"`
 	Fix         *apiFix         `json:"fix,omitempty"`
 	LogTail     []string        `json:"logTail,omitempty"`
+	LogTailNote string          `json:"logTailNote,omitempty"`
 	Pod         string          `json:"pod,omitempty"`
 	Container   string          `json:"container,omitempty"`
 	Node        string          `json:"node,omitempty"`
@@ -104,6 +105,9 @@ type apiPending struct {
 	CohortLendable  int64  `json:"cohortLendable"`
 	PositionLocal   int    `json:"positionInLocalQueue"`
 	PositionCluster int    `json:"positionInClusterQueue"`
+	// PositionsAsOf is when the positions were read, set only while
+	// Kueue's visibility API does not answer and they are an older copy.
+	PositionsAsOf *time.Time `json:"positionsAsOf,omitempty"`
 }
 
 type apiGPU struct {
@@ -142,7 +146,7 @@ func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
 	b := apiJobStatusBody{Team: rec.Team, Name: rec.Name, Phase: st.Phase, Message: st.Message, WaitedSec: st.Waited.Seconds(),
 		TypicalSec: q.TypicalWait.Seconds(), Timeline: []apiMoment{}}
 	if cs := st.Cause; cs != nil {
-		b.Cause = &apiCause{Kind: cs.Kind, Words: cs.Words, Next: cs.Next, LogTail: cs.LogTail, Pod: cs.Pod, Container: cs.Container,
+		b.Cause = &apiCause{Kind: cs.Kind, Words: cs.Words, Next: cs.Next, LogTail: cs.LogTail, LogTailNote: cs.LogTailNote, Pod: cs.Pod, Container: cs.Container,
 			Node: cs.Node, Requeued: cs.Requeued}
 		if cs.Fix != nil {
 			b.Cause.Fix = &apiFix{Field: cs.Fix.Field, Value: cs.Fix.Value, Words: cs.Fix.Words}
@@ -158,6 +162,9 @@ func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
 		b.Pending = &apiPending{Reason: p.Words, KueueMessage: p.Raw, Flavor: p.Flavor, Resource: p.Resource, Needed: p.Needed,
 			TeamReserved: p.TeamReserved, TeamNominal: p.TeamNominal, CohortLendable: p.CohortLendable,
 			PositionLocal: p.PositionLocal, PositionCluster: p.PositionCluster}
+		if !p.PositionsAsOf.IsZero() {
+			b.Pending.PositionsAsOf = &p.PositionsAsOf
+		}
 	}
 	if a := st.Allocation; a.Flavor != "" {
 		b.Allocation = &apiAllocation{Flavor: a.Flavor, Resource: a.Resource, Count: a.Count, MIG: a.MIG, Nodes: a.Nodes}

@@ -176,7 +176,7 @@ func causeView(rec store.Launch, c *queue.Cause) *views.CauseView {
 	if c == nil {
 		return nil
 	}
-	v := &views.CauseView{Kind: string(c.Kind), Words: c.Words, Next: c.Next, LogTail: c.LogTail}
+	v := &views.CauseView{Kind: string(c.Kind), Words: c.Words, Next: c.Next, LogTail: c.LogTail, LogTailNote: c.LogTailNote}
 	if launch.IsOutside(rec) {
 		return v // no launch record to relaunch from
 	}
