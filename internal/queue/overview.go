@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -190,21 +189,6 @@ func preferredLocalQueue(team string, lqs []*kueue.LocalQueue) *kueue.LocalQueue
 		return lqs[0]
 	}
 	return nil
-}
-
-type flavorResource struct {
-	flavor   string
-	resource corev1.ResourceName
-}
-
-func usageIndex(usages []kueue.FlavorUsage) map[flavorResource]kueue.ResourceUsage {
-	idx := make(map[flavorResource]kueue.ResourceUsage)
-	for _, fu := range usages {
-		for _, ru := range fu.Resources {
-			idx[flavorResource{flavor: string(fu.Name), resource: ru.Name}] = ru
-		}
-	}
-	return idx
 }
 
 func borrowingLimit(cohort kueue.CohortReference, limit *resource.Quantity) int64 {

@@ -11,23 +11,11 @@ import (
 // status.flavorsReservation) and how much admitted workloads use (Used,
 // status.flavorsUsage, with the Borrowed part of it).
 func QuotaOf(cq *kueue.ClusterQueue) []FlavorQuota {
-	usage := usageIndex(cq.Status.FlavorsUsage)
-	reservation := usageIndex(cq.Status.FlavorsReservation)
 	var out []FlavorQuota
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {
 			for _, rq := range fq.Resources {
-				key := flavorResource{flavor: string(fq.Name), resource: rq.Name}
-				u, r := usage[key], reservation[key]
-				out = append(out, FlavorQuota{
-					Flavor:         string(fq.Name),
-					Resource:       string(rq.Name),
-					Nominal:        rq.NominalQuota.Value(),
-					Used:           u.Total.Value(),
-					Reserved:       r.Total.Value(),
-					Borrowed:       u.Borrowed.Value(),
-					BorrowingLimit: borrowingLimit(cq.Spec.CohortName, rq.BorrowingLimit),
-				})
+				out = append(out, quotaLine(cq, fq.Name, rq))
 			}
 		}
 	}
@@ -35,12 +23,50 @@ func QuotaOf(cq *kueue.ClusterQueue) []FlavorQuota {
 }
 
 // QuotaLineOf is QuotaOf's line for one flavor and resource; a line with
-// zero figures when the ClusterQueue has no quota for it.
+// zero figures when the ClusterQueue has no quota for it. It reads only
+// that line: the cluster page asks it for every queue of a cohort.
 func QuotaLineOf(cq *kueue.ClusterQueue, flavor string, resource corev1.ResourceName) FlavorQuota {
-	for _, l := range QuotaOf(cq) {
-		if l.Flavor == flavor && l.Resource == string(resource) {
-			return l
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, fq := range rg.Flavors {
+			if string(fq.Name) != flavor {
+				continue
+			}
+			for _, rq := range fq.Resources {
+				if rq.Name == resource {
+					return quotaLine(cq, fq.Name, rq)
+				}
+			}
 		}
 	}
 	return FlavorQuota{Flavor: flavor, Resource: string(resource)}
+}
+
+func quotaLine(cq *kueue.ClusterQueue, flavor kueue.ResourceFlavorReference, rq kueue.ResourceQuota) FlavorQuota {
+	u := usageOf(cq.Status.FlavorsUsage, flavor, rq.Name)
+	r := usageOf(cq.Status.FlavorsReservation, flavor, rq.Name)
+	return FlavorQuota{
+		Flavor:         string(flavor),
+		Resource:       string(rq.Name),
+		Nominal:        rq.NominalQuota.Value(),
+		Used:           u.Total.Value(),
+		Reserved:       r.Total.Value(),
+		Borrowed:       u.Borrowed.Value(),
+		BorrowingLimit: borrowingLimit(cq.Spec.CohortName, rq.BorrowingLimit),
+	}
+}
+
+// usageOf finds one flavor's resource in a status usage list (a few
+// entries: a scan allocates nothing, unlike an index built per call).
+func usageOf(usages []kueue.FlavorUsage, flavor kueue.ResourceFlavorReference, resource corev1.ResourceName) kueue.ResourceUsage {
+	for _, fu := range usages {
+		if fu.Name != flavor {
+			continue
+		}
+		for _, ru := range fu.Resources {
+			if ru.Name == resource {
+				return ru
+			}
+		}
+	}
+	return kueue.ResourceUsage{}
 }
