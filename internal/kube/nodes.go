@@ -3,9 +3,14 @@ package kube
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +25,22 @@ type NodeCache struct {
 	factory informers.SharedInformerFactory
 	nodes   cache.SharedIndexInformer
 	lister  corelisters.NodeLister
+
+	// version counts the node changes that move a pool's figures (a node
+	// added or deleted, its labels or allocatable changed); the heartbeats
+	// of a thousand nodes do not.
+	version atomic.Uint64
+	mu      sync.Mutex
+	pools   map[string]flavorPool
+}
+
+// flavorPool is what a ResourceFlavor's nodes have, summed once per node
+// change instead of once per view (a 1,000-node pool is 1,000 sums).
+type flavorPool struct {
+	version  uint64
+	selector string
+	capacity corev1.ResourceList
+	nodes    []string
 }
 
 // NewNodeCache sets up a Node informer.
@@ -28,7 +49,20 @@ func NewNodeCache(client kubernetes.Interface, resync time.Duration) *NodeCache 
 	n := factory.Core().V1().Nodes()
 	// SetTransform only fails on a started informer; this one is new.
 	_ = n.Informer().SetTransform(trimObject)
-	return &NodeCache{factory: factory, nodes: n.Informer(), lister: n.Lister()}
+	c := &NodeCache{factory: factory, nodes: n.Informer(), lister: n.Lister(), pools: map[string]flavorPool{}}
+	// AddEventHandler only fails on a stopped informer; this one is new.
+	_, _ = c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.version.Add(1) },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Node)
+			n, ok2 := newObj.(*corev1.Node)
+			if !ok1 || !ok2 || !maps.Equal(o.Labels, n.Labels) || !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable) {
+				c.version.Add(1)
+			}
+		},
+		DeleteFunc: func(any) { c.version.Add(1) },
+	})
+	return c
 }
 
 // Start runs the informer until ctx is cancelled. It does not block.
@@ -52,25 +86,58 @@ func (c *NodeCache) WaitForSync(ctx context.Context) error {
 // ResourceFlavor selects (its nodeLabels); a flavor without node labels
 // selects no nodes.
 func (c *NodeCache) FlavorCapacity(rf *kueue.ResourceFlavor) (corev1.ResourceList, error) {
-	if !c.nodes.HasSynced() {
-		return nil, ErrNotSynced
-	}
-	out := corev1.ResourceList{}
-	if len(rf.Spec.NodeLabels) == 0 {
-		return out, nil
-	}
-	nodes, err := c.lister.List(labels.SelectorFromSet(rf.Spec.NodeLabels))
+	p, err := c.pool(rf)
 	if err != nil {
-		return nil, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
+		return nil, err
 	}
+	return p.capacity.DeepCopy(), nil
+}
+
+// FlavorNodes returns the names of the nodes a ResourceFlavor selects, sorted.
+func (c *NodeCache) FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error) {
+	p, err := c.pool(rf)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(p.nodes), nil
+}
+
+// pool is rf's nodes and their summed allocatable, from the last node
+// change (a version read before the list, so a change during it is seen
+// by the next call).
+func (c *NodeCache) pool(rf *kueue.ResourceFlavor) (flavorPool, error) {
+	if !c.nodes.HasSynced() {
+		return flavorPool{}, ErrNotSynced
+	}
+	if len(rf.Spec.NodeLabels) == 0 {
+		return flavorPool{capacity: corev1.ResourceList{}}, nil
+	}
+	selector := labels.SelectorFromSet(rf.Spec.NodeLabels)
+	version := c.version.Load()
+	c.mu.Lock()
+	p, ok := c.pools[rf.Name]
+	c.mu.Unlock()
+	if ok && p.version == version && p.selector == selector.String() {
+		return p, nil
+	}
+	nodes, err := c.lister.List(selector)
+	if err != nil {
+		return flavorPool{}, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
+	}
+	p = flavorPool{version: version, selector: selector.String(), capacity: corev1.ResourceList{}, nodes: make([]string, 0, len(nodes))}
 	for _, n := range nodes {
+		p.nodes = append(p.nodes, n.Name)
 		for name, q := range n.Status.Allocatable {
-			sum := out[name]
+			sum := p.capacity[name]
 			sum.Add(q)
-			out[name] = sum
+			p.capacity[name] = sum
 		}
 	}
-	return out, nil
+	slices.Sort(p.nodes)
+	c.mu.Lock()
+	c.pools[rf.Name] = p
+	c.mu.Unlock()
+	return p, nil
 }
 
 // ClusterQueues returns every ClusterQueue in the cache, sorted by name.

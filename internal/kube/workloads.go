@@ -2,10 +2,8 @@ package kube
 
 import (
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
@@ -90,26 +88,6 @@ func (c *JobCache) OnWorkloadChange(fn func(old, new *kueue.Workload)) error {
 // LocalQueues returns every LocalQueue in the cache, sorted by namespace and name.
 func (c *Cache) LocalQueues() []*kueue.LocalQueue {
 	return sortedByName[*kueue.LocalQueue](c.localQueues.GetIndexer().List())
-}
-
-// FlavorNodes returns the names of the nodes a ResourceFlavor selects, sorted.
-func (c *NodeCache) FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error) {
-	if !c.nodes.HasSynced() {
-		return nil, ErrNotSynced
-	}
-	if len(rf.Spec.NodeLabels) == 0 {
-		return nil, nil
-	}
-	nodes, err := c.lister.List(labels.SelectorFromSet(rf.Spec.NodeLabels))
-	if err != nil {
-		return nil, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
-	}
-	out := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		out = append(out, n.Name)
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // runningWorkloadIndex files a Workload under its namespace while it holds
