@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -45,6 +47,13 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// The caches hold every Workload, Job and pod, and Go's collector lets
+	// the heap grow to twice what is live between collections. In a
+	// container with a memory limit the collector works to stay under 90% of
+	// it (GOMEMLIMIT, when set, wins); elsewhere nothing changes.
+	if _, err := memlimit.Set(memlimit.WithLogger(log)); err != nil {
+		log.Warn("memory limit of the container not read; the heap may grow past it", "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
@@ -277,6 +286,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			}
 		}()
 	}
+	if cfg.DebugListen != "" {
+		debugSrv := newServer(cfg.DebugListen, debugHandler())
+		go func() {
+			log.Info("profiles listening", "addr", cfg.DebugListen)
+			if err := debugSrv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("profiles: %w", err)
+			}
+		}()
+		defer func() { _ = debugSrv.Close() }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve %s: %w", cfg.Listen, err)
@@ -305,6 +324,18 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 }
 
 // newServer is an HTTP server with timeouts against slow or idle clients.
+// debugHandler serves Go's runtime profiles (heap, CPU, goroutines) for
+// --debug-listen, which an operator keeps private.
+func debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
 func newServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,

@@ -23,6 +23,9 @@ type Config struct {
 	// ProbeListen, when set, serves /healthz, /readyz and /metrics on their
 	// own address and not on Listen.
 	ProbeListen string
+	// DebugListen, when set, serves Go's profiles (/debug/pprof/) on their
+	// own address; off by default, and never on Listen or ProbeListen.
+	DebugListen string
 	// TrustedProxies are the reverse proxies (addresses or CIDR ranges)
 	// whose X-Forwarded-For is believed; none by default.
 	TrustedProxies []string
@@ -166,6 +169,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	)
 	fs.StringVar(&cfg.Listen, "listen", env("GANTRY_LISTEN", "127.0.0.1:8080"), "HTTP listen address")
 	fs.StringVar(&cfg.ProbeListen, "probe-listen", env("GANTRY_PROBE_LISTEN", ""), "listen address of /healthz, /readyz and /metrics (empty: the HTTP listen address)")
+	fs.StringVar(&cfg.DebugListen, "debug-listen", env("GANTRY_DEBUG_LISTEN", ""), "listen address of Go's profiles, /debug/pprof/ (empty: off; keep it private, e.g. 127.0.0.1:6060)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("GANTRY_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (default none)")
 	fs.StringVar(&publicURL, "public-url", env("GANTRY_PUBLIC_URL", ""), "public base URL (default http://<listen>)")
 	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", env("GANTRY_OIDC_ISSUER", ""), "OIDC issuer URL")
@@ -329,6 +333,13 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("probe listen address %q: %w", cfg.ProbeListen, err))
 		} else if cfg.ProbeListen == cfg.Listen {
 			errs = append(errs, errors.New("probe listen address must differ from the listen address (leave it empty to serve probes there)"))
+		}
+	}
+	if cfg.DebugListen != "" {
+		if _, _, err := net.SplitHostPort(cfg.DebugListen); err != nil {
+			errs = append(errs, fmt.Errorf("debug listen address %q: %w", cfg.DebugListen, err))
+		} else if cfg.DebugListen == cfg.Listen || cfg.DebugListen == cfg.ProbeListen {
+			errs = append(errs, errors.New("debug listen address must differ from the listen and probe addresses"))
 		}
 	}
 	if publicURL == "" {
