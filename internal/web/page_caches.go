@@ -26,6 +26,14 @@ const maxCachedFigures = 4096
 // sharedFigures keeps figures by key until they expire, and makes
 // concurrent misses of one key wait for one load. Errors are not kept.
 // Expiry runs on the wall clock, not the handler's (tests freeze that).
+//
+// Figures up to one more ttl past their expiry are answered at once while
+// one load refreshes them in the background (stale-while-revalidate): under
+// steady views nobody waits for a reload, and figures are never older than
+// ttl plus one load. After a quiet spell longer than that, the view waits
+// for fresh figures as on a miss. Callers put what the figures derive from
+// (a ledger version, a change count) in the key, so a change is a miss,
+// never answered stale.
 type sharedFigures[V any] struct {
 	group singleflight.Group
 	mu    sync.Mutex
@@ -35,57 +43,72 @@ type sharedFigures[V any] struct {
 type sharedEntry[V any] struct {
 	value   V
 	expires time.Time
+	// ttl is how long the value was fresh for, and how long past that
+	// it may be answered while a reload runs.
+	ttl time.Duration
 }
 
-func (s *sharedFigures[V]) fresh(key string) (V, bool) {
+// lookup returns key's figures if they are fresh, or stale within the
+// grace period (stale is then true).
+func (s *sharedFigures[V]) lookup(key string) (v V, ok, stale bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.byKey[key]
-	if !ok || !time.Now().Before(e.expires) {
-		var zero V
-		return zero, false
+	e, found := s.byKey[key]
+	now := time.Now()
+	if !found || !now.Before(e.expires.Add(e.ttl)) {
+		return v, false, false
 	}
-	return e.value, true
+	return e.value, true, !now.Before(e.expires)
 }
 
 // get returns key's figures, loading them when they are missing or expired.
 // The load runs without the request's cancellation: others may wait on it.
 func (s *sharedFigures[V]) get(ctx context.Context, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
-	if v, ok := s.fresh(key); ok {
-		return v, nil
-	}
-	v, err, _ := s.group.Do(key, func() (any, error) {
-		if v, ok := s.fresh(key); ok {
+	reload := func() (any, error) {
+		if v, ok, stale := s.lookup(key); ok && !stale {
 			return v, nil
 		}
 		v, err := load(context.WithoutCancel(ctx))
 		if err != nil {
 			return v, err
 		}
-		now := time.Now()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.byKey == nil {
-			s.byKey = map[string]sharedEntry[V]{}
-		}
-		if len(s.byKey) >= maxCachedFigures {
-			for k, e := range s.byKey {
-				if !now.Before(e.expires) {
-					delete(s.byKey, k)
-				}
-			}
-			if len(s.byKey) >= maxCachedFigures {
-				clear(s.byKey)
-			}
-		}
-		s.byKey[key] = sharedEntry[V]{value: v, expires: now.Add(ttl)}
+		s.keep(key, v, ttl)
 		return v, nil
-	})
+	}
+	if v, ok, stale := s.lookup(key); ok {
+		if stale {
+			// Answered from the buffered channel nobody reads; an error
+			// leaves the stale figures until their grace ends.
+			s.group.DoChan(key, reload)
+		}
+		return v, nil
+	}
+	v, err, _ := s.group.Do(key, reload)
 	if err != nil {
 		var zero V
 		return zero, err
 	}
 	return v.(V), nil
+}
+
+func (s *sharedFigures[V]) keep(key string, v V, ttl time.Duration) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byKey == nil {
+		s.byKey = map[string]sharedEntry[V]{}
+	}
+	if len(s.byKey) >= maxCachedFigures {
+		for k, e := range s.byKey {
+			if !now.Before(e.expires.Add(e.ttl)) {
+				delete(s.byKey, k)
+			}
+		}
+		if len(s.byKey) >= maxCachedFigures {
+			clear(s.byKey)
+		}
+	}
+	s.byKey[key] = sharedEntry[V]{value: v, expires: now.Add(ttl), ttl: ttl}
 }
 
 // sharedGPUMetrics answers the cluster and job pages' Prometheus queries

@@ -236,3 +236,50 @@ func BenchmarkClusterPageQueries(b *testing.B) {
 		})
 	}
 }
+
+// TestSharedFiguresAnswerStaleWhileOneReloadRuns: past their ttl, figures
+// are answered at once while one background load refreshes them; after a
+// quiet spell of two ttls a view waits for fresh ones; an error is not kept.
+func TestSharedFiguresAnswerStaleWhileOneReloadRuns(t *testing.T) {
+	const ttl = 200 * time.Millisecond
+	var s sharedFigures[int]
+	var loads atomic.Int64
+	release := make(chan struct{})
+	load := func(context.Context) (int, error) {
+		n := int(loads.Add(1))
+		if n == 2 {
+			<-release // the background reload takes its time
+		}
+		return n, nil
+	}
+	ctx := t.Context()
+	v, err := s.get(ctx, "k", ttl, load)
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+
+	time.Sleep(ttl + 20*time.Millisecond)
+	for range 20 {
+		start := time.Now()
+		v, err = s.get(ctx, "k", ttl, load)
+		require.NoError(t, err)
+		assert.Equal(t, 1, v, "the stale figures, while the reload runs")
+		assert.Less(t, time.Since(start), ttl/2, "nobody waits for the reload")
+	}
+	close(release)
+	require.Eventually(t, func() bool {
+		v, err := s.get(ctx, "k", ttl, load)
+		return err == nil && v == 2
+	}, 5*time.Second, 5*time.Millisecond, "the reloaded figures replace the stale ones")
+	assert.Equal(t, int64(2), loads.Load(), "one reload for all the views that found them stale")
+
+	time.Sleep(2*ttl + 20*time.Millisecond)
+	v, err = s.get(ctx, "k", ttl, load)
+	require.NoError(t, err)
+	assert.Equal(t, 3, v, "after a quiet spell the view waits for fresh figures")
+
+	_, err = s.get(ctx, "bad", ttl, func(context.Context) (int, error) { return 0, fmt.Errorf("database not answering") })
+	require.Error(t, err)
+	v, err = s.get(ctx, "bad", ttl, func(context.Context) (int, error) { return 7, nil })
+	require.NoError(t, err)
+	assert.Equal(t, 7, v, "an error is not kept")
+}
