@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -35,8 +36,9 @@ type pageView struct {
 // a running notebook's page and status fragment, the team page and the
 // cluster page answer 200 from the portal's caches with a banner saying
 // since when the API server has not answered (the API says the same in a
-// stale object), and a delete is refused in words at once. After the API
-// server is back, a job deleted with kubectl is gone from the jobs list and
+// stale object), a waiting job's page gives its place in line as Kueue
+// last said it and when, and a delete is refused in words at once. After
+// the API server is back, a job deleted with kubectl is gone from the jobs list and
 // the banner is gone within 10 s, and no page view answers 5xx.
 func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	env := stacktest.Stack(t)
@@ -68,10 +70,21 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	}
 	notebook := launchJob("jupyter-pytorch", `{"gpus":"1","memory":"8Gi"}`)
 	training := launchJob("pytorch-train", `{"gpus":"1","memory":"16Gi"}`)
-	require.Eventually(t, func() bool {
-		status, body := api(http.MethodGet, "/api/v1/teams/nlp/jobs/"+notebook, "")
-		return status == http.StatusOK && strings.Contains(body, `"phase":"running"`)
-	}, 2*time.Minute, 250*time.Millisecond, "the notebook runs")
+	// An endpoint holds 1 of the 4 L40S GPUs the team may use (2 its own,
+	// 2 borrowed), so a training job asking for 4 waits for as long as it
+	// runs: its priority is lower, it cannot preempt the endpoint.
+	endpoint := launchJob("vllm-inference", `{"gpus":"1","memory":"16Gi"}`)
+	for _, name := range []string{notebook, endpoint} {
+		require.Eventually(t, func() bool {
+			status, body := api(http.MethodGet, "/api/v1/teams/nlp/jobs/"+name, "")
+			return status == http.StatusOK && strings.Contains(body, `"phase":"running"`)
+		}, 2*time.Minute, 250*time.Millisecond, "%s runs", name)
+	}
+	waiting := launchJob("pytorch-train", `{"gpus":"4","gpuType":"l40s","memory":"16Gi"}`)
+	waitingPage := "/teams/nlp/jobs/" + waiting
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Regexp(c, placeInLineWords+"$", placeInLine(t.Context(), carol, portal.URL+waitingPage))
+	}, time.Minute, 250*time.Millisecond, "the waiting job's page gives its place in line")
 
 	nbPage := "/teams/nlp/jobs/" + notebook
 	pages := []struct {
@@ -130,6 +143,13 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 			require.Equal(t, http.StatusOK, status, "%s answers from the cache while the API server is down: %s", p.path, body)
 			assert.Contains(t, body, staleWords, "%s says it may be out of date", p.path)
 		}
+		var asOf string
+		assert.EventuallyWithT(t, func(c *assert.CollectT) {
+			asOf = placeInLine(t.Context(), carol, portal.URL+waitingPage)
+			assert.Regexp(c, placeInLineWords+` \(as of \d\d:\d\d:\d\d UTC; Kueue's queue positions are not answering\)$`, asOf)
+		}, 10*time.Second, 100*time.Millisecond, "the waiting job's page gives its place in line as Kueue last said it, when, and why it may be old")
+		t.Logf("while the API server was down, the waiting job's page said: %s", asOf)
+
 		_, body := view(t.Context(), carol, "/jobs")
 		assert.Contains(t, body, notebook, "the jobs list still shows what the portal last saw")
 		assert.Contains(t, body, training)
@@ -178,6 +198,10 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 		return true
 	}, 30*time.Second, 100*time.Millisecond, "the jobs list is fresh again: no banner, the deleted job gone")
 	freshAfter := freshAt.Sub(readyAt)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Regexp(c, placeInLineWords+"$", placeInLine(t.Context(), carol, portal.URL+waitingPage))
+	}, 30*time.Second, 100*time.Millisecond, "the waiting job's place in line is fresh again")
+	t.Logf("queue positions fresh again %.1f s after the API server was ready", time.Since(readyAt).Seconds())
 	for _, p := range pages {
 		status, body := view(t.Context(), p.client, p.path)
 		require.Equal(t, http.StatusOK, status, "%s after the restart: %s", p.path, body)
@@ -224,4 +248,32 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	}, 2*time.Minute, 250*time.Millisecond, "a job launched after the restart runs")
 	t.Logf("a job launched after the restart ran %.1f s after the API server was ready again", time.Since(readyAt).Seconds())
 	assert.LessOrEqual(t, freshAfter, 10*time.Second, "fresh within 10 s of the API server being ready")
+}
+
+// placeInLineWords end a waiting job's pending reason while Kueue says
+// where it is in line.
+const placeInLineWords = `; (next in line|1 job ahead|\d+ jobs ahead)`
+
+// placeInLine is the pending reason on a job page ("" without one), for
+// its place in line: "...; 1 job ahead".
+func placeInLine(ctx context.Context, client *http.Client, pageURL string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	_, reason, ok := strings.Cut(string(b), `data-testid="pending-reason">`)
+	if !ok {
+		return ""
+	}
+	reason, _, _ = strings.Cut(reason, "<")
+	return html.UnescapeString(reason)
 }
