@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -11,12 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // staleWords begin the banner of a page served from the cache while the
@@ -37,9 +40,10 @@ type pageView struct {
 // cluster page answer 200 from the portal's caches with a banner saying
 // since when the API server has not answered (the API says the same in a
 // stale object), a waiting job's page gives its place in line as Kueue
-// last said it and when, and a delete is refused in words at once. After
-// the API server is back, a job deleted with kubectl is gone from the jobs list and
-// the banner is gone within 10 s, and no page view answers 5xx.
+// last said it and when, a failed job's page says why its last log lines
+// are missing, and a delete is refused in words at once. After the API
+// server is back, a job deleted with kubectl is gone from the jobs list
+// and the banner is gone within 10 s, and no page view answers 5xx.
 func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	env := stacktest.Stack(t)
 	portal := StartPortal(t, WithEnv("GANTRY_SEED_TEMPLATES", stackRoot(t)+"/deploy/templates"), WithEnv("GANTRY_LOG_LEVEL", "info"))
@@ -74,6 +78,25 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	// 2 borrowed), so a training job asking for 4 waits for as long as it
 	// runs: its priority is lower, it cannot preempt the endpoint.
 	endpoint := launchJob("vllm-inference", `{"gpus":"1","memory":"16Gi"}`)
+	// A training job that prints a line and exits with code 2: its page
+	// shows the line, and while the API server is down, why it cannot.
+	failing := launchJob("pytorch-train", `{"gpus":"1","memory":"16Gi"}`)
+	var pod corev1.Pod
+	require.Eventually(t, func() bool {
+		pods, err := env.Kube.CoreV1().Pods("team-nlp").List(t.Context(), metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + failing})
+		if err != nil || len(pods.Items) != 1 {
+			return false
+		}
+		pod = pods.Items[0]
+		return true
+	}, time.Minute, 100*time.Millisecond, "the failing job's pod is created")
+	env.PodLog(t, "team-nlp", pod.Name, pod.Spec.Containers[0].Name).Append(t, "KeyError: 'label'")
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		"gantry.dev/simulate-duration": "1s", "gantry.dev/simulate-exit-code": "2"}}})
+	require.NoError(t, err)
+	_, err = env.Kube.CoreV1().Pods("team-nlp").Patch(t.Context(), pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(t, err)
+	failingPage := "/teams/nlp/jobs/" + failing
 	for _, name := range []string{notebook, endpoint} {
 		require.Eventually(t, func() bool {
 			status, body := api(http.MethodGet, "/api/v1/teams/nlp/jobs/"+name, "")
@@ -85,6 +108,9 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Regexp(c, placeInLineWords+"$", placeInLine(t.Context(), carol, portal.URL+waitingPage))
 	}, time.Minute, 250*time.Millisecond, "the waiting job's page gives its place in line")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, "KeyError: 'label'", pageTestIDText(t.Context(), carol, portal.URL+failingPage, "cause-log"))
+	}, time.Minute, 250*time.Millisecond, "the failed job's page shows its last log line")
 
 	nbPage := "/teams/nlp/jobs/" + notebook
 	pages := []struct {
@@ -149,6 +175,8 @@ func TestAPIServerRestartPagesAnswerFromTheCacheThenFresh(t *testing.T) {
 			assert.Regexp(c, placeInLineWords+` \(as of \d\d:\d\d:\d\d UTC; Kueue's queue positions are not answering\)$`, asOf)
 		}, 10*time.Second, 100*time.Millisecond, "the waiting job's page gives its place in line as Kueue last said it, when, and why it may be old")
 		t.Logf("while the API server was down, the waiting job's page said: %s", asOf)
+		assert.Equal(t, "Its last log lines cannot be read now: the Kubernetes API server is not answering.",
+			pageTestIDText(t.Context(), carol, portal.URL+failingPage, "cause-log-note"), "the failed job's page says why its log is missing")
 
 		_, body := view(t.Context(), carol, "/jobs")
 		assert.Contains(t, body, notebook, "the jobs list still shows what the portal last saw")
@@ -257,6 +285,12 @@ const placeInLineWords = `; (next in line|1 job ahead|\d+ jobs ahead)`
 // placeInLine is the pending reason on a job page ("" without one), for
 // its place in line: "...; 1 job ahead".
 func placeInLine(ctx context.Context, client *http.Client, pageURL string) string {
+	return pageTestIDText(ctx, client, pageURL, "pending-reason")
+}
+
+// pageTestIDText is the text of the element with the data-testid id on a
+// page, "" when the page does not answer 200 or has no such element.
+func pageTestIDText(ctx context.Context, client *http.Client, pageURL, id string) string {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)
 	if err != nil {
 		return ""
@@ -266,14 +300,12 @@ func placeInLine(ctx context.Context, client *http.Client, pageURL string) strin
 		return ""
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK {
 		return ""
 	}
-	_, reason, ok := strings.Cut(string(b), `data-testid="pending-reason">`)
-	if !ok {
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
 		return ""
 	}
-	reason, _, _ = strings.Cut(reason, "<")
-	return html.UnescapeString(reason)
+	return strings.TrimSpace(doc.Find(`[data-testid="` + id + `"]`).Text())
 }
