@@ -161,7 +161,7 @@ func (h *handler) teamRecovery(ctx context.Context, team string) (queue.Recovery
 	} else {
 		// Every attempt of the team's last days is thousands of rows on a
 		// busy team: read them once per team per few seconds, not per view.
-		r, err = h.teamRecoveries.get(ctx, team, teamFiguresTTL, load)
+		r, err = h.teamRecoveries.get(ctx, team, team, teamFiguresTTL, load)
 	}
 	if err != nil {
 		return queue.Recovery{}, false, err

@@ -2,10 +2,8 @@ package web
 
 import (
 	"context"
-	"sync"
+	"fmt"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -30,22 +28,11 @@ type waitSample struct {
 // ledgerFiguresCache keeps ledgerFigures per team ("" for every team) until
 // the ledger changes (store.LedgerVersion, one row read per page) or the
 // minute turns (the week's window slides): thousands of ended runs are read
-// and summed once per change instead of once per page view.
-type ledgerFiguresCache struct {
-	group  singleflight.Group
-	mu     sync.Mutex
-	byTeam map[string]ledgerEntry
-}
+// and summed once per change instead of once per page view. The team is
+// the family: views that come while its new figures load get its last ones.
+type ledgerFiguresCache = sharedFigures[ledgerFigures]
 
-type ledgerEntry struct {
-	version int64
-	minute  time.Time
-	figures ledgerFigures
-}
-
-func newLedgerFiguresCache() *ledgerFiguresCache {
-	return &ledgerFiguresCache{byTeam: map[string]ledgerEntry{}}
-}
+func newLedgerFiguresCache() *ledgerFiguresCache { return &ledgerFiguresCache{} }
 
 // ledgerFiguresOf returns the team's ledger figures at now; team "" sums
 // every team. Without a cache (tests), they are read every time.
@@ -58,33 +45,12 @@ func (h *handler) ledgerFiguresOf(ctx context.Context, team string, now time.Tim
 	if err != nil {
 		return ledgerFigures{}, err
 	}
-	minute := now.Truncate(time.Minute)
-	fresh := func() (ledgerFigures, bool) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		e, ok := c.byTeam[team]
-		return e.figures, ok && e.version == version && e.minute.Equal(minute)
-	}
-	if f, ok := fresh(); ok {
-		return f, nil
-	}
-	v, err, _ := c.group.Do(team, func() (any, error) {
-		if f, ok := fresh(); ok {
-			return f, nil
-		}
-		f, err := h.readLedgerFigures(context.WithoutCancel(ctx), team, now)
-		if err != nil {
-			return ledgerFigures{}, err
-		}
-		c.mu.Lock()
-		c.byTeam[team] = ledgerEntry{version: version, minute: minute, figures: f}
-		c.mu.Unlock()
-		return f, nil
+	key := fmt.Sprintf("%s|%d|%s", team, version, now.UTC().Truncate(time.Minute).Format(time.RFC3339))
+	// The key changes with the ledger and the minute; the ttl only drops
+	// figures nobody asks for any more.
+	return c.get(ctx, team, key, time.Minute, func(ctx context.Context) (ledgerFigures, error) {
+		return h.readLedgerFigures(ctx, team, now)
 	})
-	if err != nil {
-		return ledgerFigures{}, err
-	}
-	return v.(ledgerFigures), nil
 }
 
 func (h *handler) readLedgerFigures(ctx context.Context, team string, now time.Time) (ledgerFigures, error) {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,17 +28,27 @@ const maxCachedFigures = 4096
 // concurrent misses of one key wait for one load. Errors are not kept.
 // Expiry runs on the wall clock, not the handler's (tests freeze that).
 //
-// Figures up to one more ttl past their expiry are answered at once while
-// one load refreshes them in the background (stale-while-revalidate): under
-// steady views nobody waits for a reload, and figures are never older than
-// ttl plus one load. After a quiet spell longer than that, the view waits
-// for fresh figures as on a miss. Callers put what the figures derive from
-// (a ledger version, a change count) in the key, so a change is a miss,
-// never answered stale.
+// Nobody but the view that starts a reload waits for it:
+//   - Figures up to one more ttl past their expiry are answered at once
+//     while one load refreshes them in the background (stale-while-
+//     revalidate); after a quiet spell longer than that, the view waits for
+//     fresh figures as on a miss.
+//   - Callers put what the figures derive from (a ledger version, this
+//     replica's change count) in the key, so a change is a miss. Keys that
+//     differ only by a ledger version share a family: while one view loads
+//     the family's new key, views arriving meanwhile get the family's last
+//     figures (at most maxFamilyAge old), as if they had come a moment
+//     earlier. The view that starts the load, a sequential reader after a
+//     change, always gets the fresh figures; so does whoever made a change
+//     through this replica, since the change count is part of the family.
 type sharedFigures[V any] struct {
 	group singleflight.Group
 	mu    sync.Mutex
 	byKey map[string]sharedEntry[V]
+	// latest is each family's last loaded figures; loading counts the
+	// family's loads in flight.
+	latest  map[string]familyEntry[V]
+	loading map[string]int
 }
 
 type sharedEntry[V any] struct {
@@ -47,6 +58,15 @@ type sharedEntry[V any] struct {
 	// it may be answered while a reload runs.
 	ttl time.Duration
 }
+
+type familyEntry[V any] struct {
+	value    V
+	loadedAt time.Time
+}
+
+// maxFamilyAge bounds how old a family's last figures may be to answer a
+// view while its new figures load.
+const maxFamilyAge = time.Minute
 
 // lookup returns key's figures if they are fresh, or stale within the
 // grace period (stale is then true).
@@ -61,18 +81,49 @@ func (s *sharedFigures[V]) lookup(key string) (v V, ok, stale bool) {
 	return e.value, true, !now.Before(e.expires)
 }
 
+// meanwhile returns the family's last figures while one of its loads runs.
+func (s *sharedFigures[V]) meanwhile(family string) (v V, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, found := s.latest[family]
+	if s.loading[family] == 0 || !found || time.Since(e.loadedAt) >= maxFamilyAge {
+		return v, false
+	}
+	return e.value, true
+}
+
+func (s *sharedFigures[V]) startLoad(family string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading == nil {
+		s.loading = map[string]int{}
+	}
+	s.loading[family]++
+}
+
+func (s *sharedFigures[V]) endLoad(family string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading[family]--; s.loading[family] <= 0 {
+		delete(s.loading, family)
+	}
+}
+
 // get returns key's figures, loading them when they are missing or expired.
-// The load runs without the request's cancellation: others may wait on it.
-func (s *sharedFigures[V]) get(ctx context.Context, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
+// family is key without the ledger version (see sharedFigures). The load
+// runs without the request's cancellation: others may wait on it.
+func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
 	reload := func() (any, error) {
 		if v, ok, stale := s.lookup(key); ok && !stale {
 			return v, nil
 		}
+		s.startLoad(family)
+		defer s.endLoad(family)
 		v, err := load(context.WithoutCancel(ctx))
 		if err != nil {
 			return v, err
 		}
-		s.keep(key, v, ttl)
+		s.keep(family, key, v, ttl)
 		return v, nil
 	}
 	if v, ok, stale := s.lookup(key); ok {
@@ -83,6 +134,9 @@ func (s *sharedFigures[V]) get(ctx context.Context, key string, ttl time.Duratio
 		}
 		return v, nil
 	}
+	if v, ok := s.meanwhile(family); ok {
+		return v, nil
+	}
 	v, err, _ := s.group.Do(key, reload)
 	if err != nil {
 		var zero V
@@ -91,12 +145,13 @@ func (s *sharedFigures[V]) get(ctx context.Context, key string, ttl time.Duratio
 	return v.(V), nil
 }
 
-func (s *sharedFigures[V]) keep(key string, v V, ttl time.Duration) {
+func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byKey == nil {
 		s.byKey = map[string]sharedEntry[V]{}
+		s.latest = map[string]familyEntry[V]{}
 	}
 	if len(s.byKey) >= maxCachedFigures {
 		for k, e := range s.byKey {
@@ -108,7 +163,11 @@ func (s *sharedFigures[V]) keep(key string, v V, ttl time.Duration) {
 			clear(s.byKey)
 		}
 	}
+	if len(s.latest) >= maxCachedFigures {
+		clear(s.latest)
+	}
 	s.byKey[key] = sharedEntry[V]{value: v, expires: now.Add(ttl), ttl: ttl}
+	s.latest[family] = familyEntry[V]{value: v, loadedAt: now}
 }
 
 // sharedGPUMetrics answers the cluster and job pages' Prometheus queries
@@ -137,21 +196,21 @@ func endKey(end time.Time) string {
 
 // NodeUtilization is shared by every caller; they must not change the map.
 func (g *sharedGPUMetrics) NodeUtilization(ctx context.Context, at time.Time) (map[string]float64, error) {
-	return g.nodes.get(ctx, endKey(at), scrapeInterval, func(ctx context.Context) (map[string]float64, error) {
+	return g.nodes.get(ctx, "nodes", endKey(at), scrapeInterval, func(ctx context.Context) (map[string]float64, error) {
 		return g.next.NodeUtilization(ctx, at)
 	})
 }
 
 func (g *sharedGPUMetrics) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error) {
-	key := fmt.Sprintf("%s/%s|%s|%s", namespace, job, start.UTC().Format(time.RFC3339Nano), endKey(end))
-	return g.usage.get(ctx, key, scrapeInterval, func(ctx context.Context) (gpu.Usage, error) {
+	family := fmt.Sprintf("%s/%s|%s", namespace, job, start.UTC().Format(time.RFC3339Nano))
+	return g.usage.get(ctx, family, family+"|"+endKey(end), scrapeInterval, func(ctx context.Context) (gpu.Usage, error) {
 		return g.next.JobUsage(ctx, namespace, job, start, end)
 	})
 }
 
 func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error) {
-	key := fmt.Sprintf("%s/%s|%s|%s", namespace, job, start.UTC().Format(time.RFC3339Nano), endKey(end))
-	return g.measured.get(ctx, key, scrapeInterval, func(ctx context.Context) (gpu.Measured, error) {
+	family := fmt.Sprintf("%s/%s|%s", namespace, job, start.UTC().Format(time.RFC3339Nano))
+	return g.measured.get(ctx, family, family+"|"+endKey(end), scrapeInterval, func(ctx context.Context) (gpu.Measured, error) {
 		return g.next.MeasuredUse(ctx, namespace, job, start, end)
 	})
 }
@@ -181,47 +240,49 @@ func newSharedAccounting(next AccountingService, ledgerVersion func(context.Cont
 	return &sharedAccounting{AccountingService: next, ledgerVersion: ledgerVersion}
 }
 
-// state names what the figures derive from: the ledger and this replica's changes.
-func (a *sharedAccounting) state(ctx context.Context) (string, error) {
-	version, err := a.ledgerVersion(ctx)
+// state names what the figures derive from: the ledger's version and this
+// replica's changes (the family keeps the changes, not the version).
+func (a *sharedAccounting) state(ctx context.Context) (version string, changes int64, err error) {
+	v, err := a.ledgerVersion(ctx)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return fmt.Sprintf("%d|%d", version, a.changes.Load()), nil
+	return strconv.FormatInt(v, 10), a.changes.Load(), nil
 }
 
 // Weeks is shared by every caller; they must not change what it returns.
 func (a *sharedAccounting) Weeks(ctx context.Context, weeks int) ([]cost.TeamWeeks, error) {
-	state, err := a.state(ctx)
+	version, changes, err := a.state(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%d|%s|%s", weeks, state, time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339))
-	return a.weeks.get(ctx, key, time.Minute, func(ctx context.Context) ([]cost.TeamWeeks, error) {
+	family := fmt.Sprintf("%d|%d", weeks, changes)
+	key := family + "|" + version + "|" + time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+	return a.weeks.get(ctx, family, key, time.Minute, func(ctx context.Context) ([]cost.TeamWeeks, error) {
 		return a.AccountingService.Weeks(ctx, weeks)
 	})
 }
 
 // Team is shared by every caller; they must not change what it returns.
 func (a *sharedAccounting) Team(ctx context.Context, team string, month time.Time, trend int) (cost.TeamAccounting, error) {
-	state, err := a.state(ctx)
+	version, changes, err := a.state(ctx)
 	if err != nil {
 		return cost.TeamAccounting{}, err
 	}
-	key := fmt.Sprintf("%s|%s|%d|%s", team, month.UTC().Format("2006-01"), trend, state)
-	return a.teams.get(ctx, key, teamAccountingTTL, func(ctx context.Context) (cost.TeamAccounting, error) {
+	family := fmt.Sprintf("%s|%s|%d|%d", team, month.UTC().Format("2006-01"), trend, changes)
+	return a.teams.get(ctx, family, family+"|"+version, teamAccountingTTL, func(ctx context.Context) (cost.TeamAccounting, error) {
 		return a.AccountingService.Team(ctx, team, month, trend)
 	})
 }
 
 // JobResult is shared by every caller; they must not change what it returns.
 func (a *sharedAccounting) JobResult(ctx context.Context, team, namespace, job, kind string) (cost.JobResult, error) {
-	state, err := a.state(ctx)
+	version, changes, err := a.state(ctx)
 	if err != nil {
 		return cost.JobResult{}, err
 	}
-	key := fmt.Sprintf("%s|%s/%s|%s|%s", team, namespace, job, kind, state)
-	return a.results.get(ctx, key, teamAccountingTTL, func(ctx context.Context) (cost.JobResult, error) {
+	family := fmt.Sprintf("%s|%s/%s|%s|%d", team, namespace, job, kind, changes)
+	return a.results.get(ctx, family, family+"|"+version, teamAccountingTTL, func(ctx context.Context) (cost.JobResult, error) {
 		return a.AccountingService.JobResult(ctx, team, namespace, job, kind)
 	})
 }

@@ -253,33 +253,70 @@ func TestSharedFiguresAnswerStaleWhileOneReloadRuns(t *testing.T) {
 		return n, nil
 	}
 	ctx := t.Context()
-	v, err := s.get(ctx, "k", ttl, load)
+	v, err := s.get(ctx, "k", "k", ttl, load)
 	require.NoError(t, err)
 	require.Equal(t, 1, v)
 
 	time.Sleep(ttl + 20*time.Millisecond)
 	for range 20 {
 		start := time.Now()
-		v, err = s.get(ctx, "k", ttl, load)
+		v, err = s.get(ctx, "k", "k", ttl, load)
 		require.NoError(t, err)
 		assert.Equal(t, 1, v, "the stale figures, while the reload runs")
 		assert.Less(t, time.Since(start), ttl/2, "nobody waits for the reload")
 	}
 	close(release)
 	require.Eventually(t, func() bool {
-		v, err := s.get(ctx, "k", ttl, load)
+		v, err := s.get(ctx, "k", "k", ttl, load)
 		return err == nil && v == 2
 	}, 5*time.Second, 5*time.Millisecond, "the reloaded figures replace the stale ones")
 	assert.Equal(t, int64(2), loads.Load(), "one reload for all the views that found them stale")
 
 	time.Sleep(2*ttl + 20*time.Millisecond)
-	v, err = s.get(ctx, "k", ttl, load)
+	v, err = s.get(ctx, "k", "k", ttl, load)
 	require.NoError(t, err)
 	assert.Equal(t, 3, v, "after a quiet spell the view waits for fresh figures")
 
-	_, err = s.get(ctx, "bad", ttl, func(context.Context) (int, error) { return 0, fmt.Errorf("database not answering") })
+	_, err = s.get(ctx, "bad", "bad", ttl, func(context.Context) (int, error) { return 0, fmt.Errorf("database not answering") })
 	require.Error(t, err)
-	v, err = s.get(ctx, "bad", ttl, func(context.Context) (int, error) { return 7, nil })
+	v, err = s.get(ctx, "bad", "bad", ttl, func(context.Context) (int, error) { return 7, nil })
 	require.NoError(t, err)
 	assert.Equal(t, 7, v, "an error is not kept")
+}
+
+// TestSharedFiguresAnswerTheFamilyWhileANewVersionLoads: after a ledger
+// change (a new key in the same family) the view that comes first waits for
+// the new figures; views arriving while they load get the last ones; a
+// change made through this replica (another family) is never answered old.
+func TestSharedFiguresAnswerTheFamilyWhileANewVersionLoads(t *testing.T) {
+	var s sharedFigures[string]
+	ctx := t.Context()
+	v, err := s.get(ctx, "team|0", "team|0|v1", time.Minute, func(context.Context) (string, error) { return "v1", nil })
+	require.NoError(t, err)
+	require.Equal(t, "v1", v)
+
+	loading, release := make(chan struct{}), make(chan struct{})
+	first := make(chan string)
+	go func() {
+		v, _ := s.get(ctx, "team|0", "team|0|v2", time.Minute, func(context.Context) (string, error) {
+			close(loading)
+			<-release
+			return "v2", nil
+		})
+		first <- v
+	}()
+	<-loading
+	for range 10 {
+		v, err := s.get(ctx, "team|0", "team|0|v2", time.Minute, func(context.Context) (string, error) { return "", fmt.Errorf("loaded twice") })
+		require.NoError(t, err)
+		assert.Equal(t, "v1", v, "a view during the reload gets the last figures at once")
+	}
+	v, err = s.get(ctx, "team|1", "team|1|v2", time.Minute, func(context.Context) (string, error) { return "after my verdict", nil })
+	require.NoError(t, err)
+	assert.Equal(t, "after my verdict", v, "a change made here is read afresh, reload or not")
+	close(release)
+	assert.Equal(t, "v2", <-first, "the view that started the reload gets the new figures")
+	v, err = s.get(ctx, "team|0", "team|0|v2", time.Minute, func(context.Context) (string, error) { return "", fmt.Errorf("loaded twice") })
+	require.NoError(t, err)
+	assert.Equal(t, "v2", v)
 }

@@ -128,26 +128,41 @@ type teamFigures struct {
 }
 
 // teamFiguresCache keeps teamFigures per team; concurrent requests for a
-// team whose figures are stale share one computation.
+// team whose figures are stale share one computation, and requests that
+// come while it runs get the team's last figures (at most maxFamilyAge
+// old) instead of waiting: only the view that starts it waits.
 type teamFiguresCache struct {
-	group  singleflight.Group
-	mu     sync.Mutex
-	byTeam map[string]teamFigures
+	group   singleflight.Group
+	mu      sync.Mutex
+	byTeam  map[string]teamFigures
+	loading map[string]bool
 }
 
 func newTeamFiguresCache() *teamFiguresCache {
-	return &teamFiguresCache{byTeam: map[string]teamFigures{}}
+	return &teamFiguresCache{byTeam: map[string]teamFigures{}, loading: map[string]bool{}}
 }
 
-// fresh returns the team's figures if they are younger than teamFiguresTTL at now.
+// fresh returns the team's figures if they are younger than teamFiguresTTL
+// at now, or, while they are being computed again, its last figures.
 func (c *teamFiguresCache) fresh(team string, now time.Time) (teamFigures, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f, ok := c.byTeam[team]
-	return f, ok && now.Sub(f.asOf) < teamFiguresTTL && !now.Before(f.asOf)
+	if !ok || now.Before(f.asOf) {
+		return f, false
+	}
+	age := now.Sub(f.asOf)
+	return f, age < teamFiguresTTL || (c.loading[team] && age < maxFamilyAge)
 }
 
-// teamFiguresOf returns the team's figures, at most teamFiguresTTL old.
+func (c *teamFiguresCache) setLoading(team string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loading[team] = on
+}
+
+// teamFiguresOf returns the team's figures, at most teamFiguresTTL old
+// (older only to a view that comes while they are being computed again).
 func (h *handler) teamFiguresOf(ctx context.Context, team string) (teamFigures, error) {
 	if h.teamFigures == nil {
 		return h.computeTeamFigures(ctx, team)
@@ -161,6 +176,8 @@ func (h *handler) teamFiguresOf(ctx context.Context, team string) (teamFigures, 
 		if f, ok := h.teamFigures.fresh(team, h.Now()); ok {
 			return f, nil
 		}
+		h.teamFigures.setLoading(team, true)
+		defer h.teamFigures.setLoading(team, false)
 		f, err := h.computeTeamFigures(context.WithoutCancel(ctx), team)
 		if err != nil || f.unsynced {
 			return f, err
