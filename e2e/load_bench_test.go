@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,7 +118,13 @@ func BenchmarkLoad(b *testing.B) {
 	recordLoad(b, db, teams, workloads)
 	b.Logf("recorded %d launches and %d ended runs in %s", workloads, workloads, time.Since(start).Round(time.Second))
 
-	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer))
+	debug, debugURL := debugListen(b)
+	// The portal runs as in a container with a memory limit: its collector
+	// keeps the heap under GOMEMLIMIT (the chart's limit less 10%).
+	memLimit := loadSize(b, "GANTRY_LOAD_GOMEMLIMIT_MIB", 180)
+	portal := StartPortal(b, WithDatabase(dsn), WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
+		debug, WithEnv("GOMEMLIMIT", fmt.Sprintf("%dMiB", memLimit)))
+	profiles := profileDir(b, env)
 	users := make([]*http.Client, loadUsers)
 	admins := make([]*http.Client, loadAdmins)
 	start = time.Now()
@@ -163,18 +171,103 @@ func BenchmarkLoad(b *testing.B) {
 	for range b.N {
 		for _, p := range pages {
 			live := liveList(b, env, teams[0])
+			cpu := profileDuring(b, debugURL+"/debug/pprof/profile?seconds=10", filepath.Join(profiles, "cpu-"+pageFile(p.path)+".pprof"))
+			cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
 			lat, failed := load(b, p.clients, portal.URL, p.url)
+			perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
+			cpu()
 			require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
 			p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
-			fmt.Printf("BENCH page=%s workloads=%d users=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f sessions=%d\n", p.path, workloads,
-				loadUsers, ms(p50), ms(p99), ms(live), ms(live)/ms(p99), len(p.clients))
+			fmt.Printf("BENCH page=%s workloads=%d users=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f sessions=%d cpu_ms_per_view=%.2f\n", p.path,
+				workloads, loadUsers, ms(p50), ms(p99), ms(live), ms(live)/ms(p99), len(p.clients), ms(perView))
 			b.Logf("%s: %d requests, %d users: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers,
 				p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
 		}
 	}
 	rss := procRSS(b, portal.proc.cmd.Process.Pid)
+	// RSS counts the binary's mapped code and data (file pages) beside
+	// what the portal allocated (anonymous pages).
+	rssFile := procStatusKB(b, portal.proc.cmd.Process.Pid, "RssFile") << 10
 	heap := metricValue(b, portal.URL+"/metrics", "go_memstats_heap_inuse_bytes")
-	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d heap_inuse_mib=%.0f\n", workloads, nodes, rss>>20, heap/(1<<20))
+	live := liveHeap(b, portal, debugURL, filepath.Join(profiles, "heap.pprof"))
+	b.Logf("CPU profiles of each page's load and the heap profile at the end are in %s (go tool pprof)", profiles)
+	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d\n", workloads, nodes,
+		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit)
+}
+
+// debugListen has the portal serve its profiles on a free port of its own.
+func debugListen(b *testing.B) (PortalOption, string) {
+	b.Helper()
+	port, err := freePort()
+	require.NoError(b, err)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	return WithEnv("GANTRY_DEBUG_LISTEN", addr), "http://" + addr
+}
+
+// profileDir is where the benchmarks leave their profiles.
+func profileDir(b *testing.B, env *stacktest.Env) string {
+	b.Helper()
+	dir := filepath.Join(env.Layout.Root, ".local", "bench-profiles")
+	require.NoError(b, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// liveHeap collects the portal's garbage, keeps its heap profile in file
+// and returns what is live: the caches and what requests hold.
+func liveHeap(b *testing.B, p *Portal, debugURL, file string) float64 {
+	b.Helper()
+	profileDuring(b, debugURL+"/debug/pprof/heap?gc=1", file)()
+	return metricValue(b, p.URL+"/metrics", "go_memstats_heap_alloc_bytes")
+}
+
+// procCPU is the CPU time a process has used (user and system), from
+// /proc/<pid>/stat in clock ticks of 10 ms.
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(b, err)
+	// Fields after the command (which may hold spaces) in parentheses;
+	// utime and stime are the 14th and 15th of the line.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	require.True(b, ok, "/proc/%d/stat: %s", pid, stat)
+	f := strings.Fields(rest)
+	utime, err := strconv.ParseInt(f[11], 10, 64)
+	require.NoError(b, err)
+	stime, err := strconv.ParseInt(f[12], 10, 64)
+	require.NoError(b, err)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// profileDuring fetches a profile from the portal's --debug-listen address
+// into file while the caller works; the returned func waits for it.
+func profileDuring(b *testing.B, u, file string) (wait func()) {
+	b.Helper()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(u)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s: %s", u, resp.Status)
+			return
+		}
+		f, err := os.Create(file)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		done <- errors.Join(err, f.Close())
+	}()
+	return func() { require.NoError(b, <-done, "profile %s", file) }
+}
+
+// pageFile names a page's profile: /teams/{team}/jobs/{name} -> teams-team-jobs-name.
+func pageFile(path string) string {
+	return strings.Trim(strings.NewReplacer("/", "-", "{", "", "}", "").Replace(path), "-")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -51,6 +51,9 @@ type soakSession struct {
 // minutes=10 errors_5xx=… rss_mib_min2=… rss_mib_end=… rss_growth_pct=….
 func BenchmarkSoak(b *testing.B) {
 	minutes := loadSize(b, "GANTRY_SOAK_MINUTES", 10)
+	// GANTRY_SOAK_LAUNCHES=0 browses without launching: what RSS does
+	// when the caches do not grow.
+	launchOdds := soakLaunchOdds * float64(loadSize(b, "GANTRY_SOAK_LAUNCHES", 1))
 	env := stacktest.Stack(b)
 	var accounts []stacktest.IdPUser
 	for i := range soakSessions {
@@ -63,8 +66,10 @@ func BenchmarkSoak(b *testing.B) {
 	}
 	issuer := stacktest.FreshIdP(b, accounts...)
 	teams, seedTeams := benchTeams(b, env)
+	debug, debugURL := debugListen(b)
+	profiles := profileDir(b, env)
 	portal := StartPortal(b, seedTeams, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
-		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")))
+		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")), debug)
 
 	start := time.Now()
 	sessions := make([]*soakSession, soakSessions)
@@ -109,7 +114,7 @@ func BenchmarkSoak(b *testing.B) {
 		r := rand.Float64()
 		var path string
 		switch {
-		case r < soakLaunchOdds:
+		case r < launchOdds:
 			return launchAs(ctx, s)
 		case r < 0.35:
 			path = "/jobs"
@@ -183,6 +188,10 @@ func BenchmarkSoak(b *testing.B) {
 		}
 		rss := make([]int64, 0, minutes)
 		anon := make([]int64, 0, minutes)
+		// The live heap at minute 2 and at the end, with their profiles:
+		// go tool pprof -base soak-heap-min2.pprof soak-heap-end.pprof
+		// shows what grew.
+		var live2, liveEnd float64
 		tick := time.NewTicker(time.Minute)
 		for m := 1; m <= minutes; m++ {
 			<-tick.C
@@ -190,6 +199,12 @@ func BenchmarkSoak(b *testing.B) {
 			anon = append(anon, procStatusKB(b, pid, "RssAnon")<<10)
 			fmt.Printf("soak minute %d: rss_mib=%d rss_anon_mib=%d clicks=%d errors_5xx=%d other_errors=%d\n", m, rss[m-1]>>20, anon[m-1]>>20,
 				clicks.Load(), errors5xx.Load(), otherErrors.Load())
+			switch m {
+			case min(2, minutes):
+				live2 = liveHeap(b, portal, debugURL, filepath.Join(profiles, "soak-heap-min2.pprof"))
+			case minutes:
+				liveEnd = liveHeap(b, portal, debugURL, filepath.Join(profiles, "soak-heap-end.pprof"))
+			}
 		}
 		tick.Stop()
 		cancel()
@@ -208,9 +223,9 @@ func BenchmarkSoak(b *testing.B) {
 		anon2, anonEnd := anon[at2], anon[len(anon)-1]
 		// RSS counts the executable's pages as the portal first runs them;
 		// anonymous RSS is the heap, stacks and runtime: what a leak grows.
-		fmt.Printf("BENCH soak sessions=%d minutes=%d errors_5xx=%d rss_mib_min2=%d rss_mib_end=%d rss_growth_pct=%.1f rss_anon_mib_min2=%d rss_anon_mib_end=%d rss_anon_growth_pct=%.1f clicks=%d launches=%d other_errors=%d\n",
+		fmt.Printf("BENCH soak sessions=%d minutes=%d errors_5xx=%d rss_mib_min2=%d rss_mib_end=%d rss_growth_pct=%.1f rss_anon_mib_min2=%d rss_anon_mib_end=%d rss_anon_growth_pct=%.1f live_heap_mib_min2=%.1f live_heap_mib_end=%.1f clicks=%d launches=%d other_errors=%d\n",
 			len(sessions), minutes, errors5xx.Load(), min2>>20, end>>20, 100*float64(end-min2)/float64(min2),
-			anon2>>20, anonEnd>>20, 100*float64(anonEnd-anon2)/float64(anon2), clicks.Load(), launches.Load(), otherErrors.Load())
+			anon2>>20, anonEnd>>20, 100*float64(anonEnd-anon2)/float64(anon2), live2/(1<<20), liveEnd/(1<<20), clicks.Load(), launches.Load(), otherErrors.Load())
 		require.Zero(b, errors5xx.Load(), "5xx answers during the soak")
 	}
 }
