@@ -323,7 +323,6 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	return nil
 }
 
-// newServer is an HTTP server with timeouts against slow or idle clients.
 // debugHandler serves Go's runtime profiles (heap, CPU, goroutines) for
 // --debug-listen, which an operator keeps private.
 func debugHandler() http.Handler {
@@ -336,6 +335,7 @@ func debugHandler() http.Handler {
 	return mux
 }
 
+// newServer is an HTTP server with timeouts against slow or idle clients.
 func newServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,

@@ -313,21 +313,22 @@ func failureCause(ctx context.Context, in StatusInput, f *Failure, memory PeakMe
 }
 
 // logTailNote says why a failed container's last log lines cannot be read,
-// by the kind of the API server's error; partial when some were read.
+// by the kind of the API server's error; partial when some were read. Only
+// an API server that does not answer is "now": the others will not change.
 func logTailNote(err error, partial bool) string {
-	why := "the cluster did not return them"
+	what := "Its last log lines"
+	if partial {
+		what = "The rest of its last log lines"
+	}
 	switch {
 	case errors.Is(err, kube.ErrUnreachable):
-		why = "the Kubernetes API server is not answering"
+		return what + " cannot be read now: the Kubernetes API server is not answering."
 	case errors.Is(err, kube.ErrForbidden):
-		why = "you may not read this pod's logs"
+		return what + " cannot be shown: you may not read this pod's logs."
 	case errors.Is(err, kube.ErrNotFound):
-		why = "the pod or its log is gone"
+		return what + " are gone: the pod or its log no longer exists."
 	}
-	if partial {
-		return "The rest of its last log lines cannot be read now: " + why + "."
-	}
-	return "Its last log lines cannot be read now: " + why + "."
+	return what + " cannot be read now: the cluster did not return them."
 }
 
 // peakMemory is the most memory the failed container used over its run

@@ -251,11 +251,11 @@ func TestExitCodeCauseSaysWhyItsLogCannotBeRead(t *testing.T) {
 		},
 		"not allowed": {
 			err:      kube.MapError(apierrors.NewForbidden(gr, "train-0", errors.New("no"))),
-			wantNote: "Its last log lines cannot be read now: you may not read this pod's logs.",
+			wantNote: "Its last log lines cannot be shown: you may not read this pod's logs.",
 		},
 		"pod gone": {
 			err:      kube.MapError(apierrors.NewNotFound(gr, "train-0")),
-			wantNote: "Its last log lines cannot be read now: the pod or its log is gone.",
+			wantNote: "Its last log lines are gone: the pod or its log no longer exists.",
 		},
 		"another error": {
 			err:      kube.MapError(apierrors.NewInternalError(errors.New("boom"))),
