@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,8 +58,11 @@ const (
 	loadCreateLimit = 30 * time.Minute
 	loadPageLimit   = 10 * time.Minute
 	loadRequestTime = time.Minute
-	loadPool        = "cpu-general"
-	loadLiveLists   = 5
+	// The running workloads each hold one H100 on the added nodes, whose
+	// DCGM series Prometheus scrapes like the stack's own GPU nodes.
+	loadPool      = "h100-sxm-ib-training"
+	loadLiveLists = 5
+	loadGPU       = corev1.ResourceName("nvidia.com/gpu")
 )
 
 func loadSize(b *testing.B, name string, def int) int {
@@ -90,7 +94,8 @@ func BenchmarkLoad(b *testing.B) {
 	teams := make([]*loadTeam, loadTeams)
 	for i := range teams {
 		group := fmt.Sprintf("load%d-researchers", i+1)
-		quota := corev1.ResourceList{"cpu": resource.MustParse(strconv.Itoa(running + 10)), "memory": resource.MustParse(strconv.Itoa(running+10) + "Gi")}
+		quota := corev1.ResourceList{"cpu": resource.MustParse(strconv.Itoa(running + 10)), "memory": resource.MustParse(strconv.Itoa(running+10) + "Gi"),
+			loadGPU: resource.MustParse(strconv.Itoa(running + 10))}
 		t := env.Team(b, stacktest.TeamSpec{MemberGroups: []string{group}, LeadGroups: []string{fmt.Sprintf("load%d-leads", i+1)},
 			Quotas: map[string]corev1.ResourceList{loadPool: quota}})
 		teams[i] = &loadTeam{Team: t, group: group}
@@ -102,6 +107,9 @@ func BenchmarkLoad(b *testing.B) {
 	start = time.Now()
 	populate(b, env, teams, workloads, running)
 	b.Logf("created %d Jobs and Workloads (%d admitted and running) in %s", workloads, running, time.Since(start).Round(time.Second))
+	start = time.Now()
+	series := waitDCGMSeries(b, teams, running)
+	b.Logf("Prometheus holds %d DCGM utilization series of the load teams' pods after %s", series, time.Since(start).Round(time.Second))
 
 	dsn := stacktest.Postgres(b)
 	db, err := store.Open(b.Context(), dsn)
@@ -194,6 +202,8 @@ func BenchmarkLoad(b *testing.B) {
 	b.Logf("CPU profiles of each page's load and the heap profile at the end are in %s (go tool pprof)", profiles)
 	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d\n", workloads, nodes,
 		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit)
+	fmt.Printf("BENCH load-cluster workloads=%d running=%d nodes=%d dcgm_series=%d ledger_rows=%d users=%d admins=%d\n", workloads, running, nodes,
+		series, workloads, loadUsers, loadAdmins)
 }
 
 // debugListen has the portal serve its profiles on a free port of its own.
@@ -307,6 +317,54 @@ func addNodes(b *testing.B, env *stacktest.Env, n int) {
 			_ = env.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
 		}
 	})
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	remove, err := devcluster.WriteDCGMTargets(env.Layout, "load", pools[i], names)
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, remove()) })
+}
+
+// waitDCGMSeries waits until Prometheus holds a GPU utilization series for
+// each running pod of the load teams, as dcgm-exporter would on each node,
+// and returns how many it holds.
+func waitDCGMSeries(b *testing.B, teams []*loadTeam, running int) int {
+	b.Helper()
+	namespaces := make([]string, len(teams))
+	for i, t := range teams {
+		namespaces[i] = t.Namespace()
+	}
+	q := url.Values{"query": {fmt.Sprintf(`count(DCGM_FI_DEV_GPU_UTIL{namespace=~%q})`, strings.Join(namespaces, "|"))}}
+	var n int
+	require.Eventually(b, func() bool {
+		n = promScalar(b, devcluster.PrometheusURL()+"/api/v1/query?"+q.Encode())
+		return n >= running
+	}, 5*time.Minute, 2*time.Second, "DCGM series of the %d running pods in Prometheus (last count %d)", running, n)
+	return n
+}
+
+// promScalar is the value of an instant query's one sample; 0 when empty.
+func promScalar(b *testing.B, u string) int {
+	b.Helper()
+	resp, err := http.Get(u)
+	require.NoError(b, err)
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	require.NoError(b, json.NewDecoder(resp.Body).Decode(&body))
+	if len(body.Data.Result) == 0 {
+		return 0
+	}
+	v, _ := body.Data.Result[0].Value[1].(string)
+	f, err := strconv.ParseFloat(v, 64)
+	require.NoError(b, err)
+	return int(f)
 }
 
 // populate creates n Jobs spread over the teams. The first `running` go
@@ -388,7 +446,7 @@ func parallel(b *testing.B, n int, fn func(ctx context.Context, i int) error) {
 func loadJobName(i int) string { return fmt.Sprintf("load-%05d", i) }
 
 func createWorkload(ctx context.Context, kc kubernetes.Interface, qc kueueclient.Interface, team, ns, name string, run bool) error {
-	job := stacktest.CompliantJob(team, name, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")})
+	job := stacktest.CompliantJob(team, name, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi"), loadGPU: resource.MustParse("1")})
 	job.Labels[naming.LabelOwner] = "load-01"
 	if run {
 		job.Spec.Template.Annotations = map[string]string{naming.AnnotationSimulateDuration: "24h"}
@@ -436,8 +494,8 @@ func recordLoad(b *testing.B, db *store.Store, teams []*loadTeam, n int) {
 		ended := monthStart.Add(time.Duration(i) * now.Sub(monthStart) / time.Duration(n))
 		_, err := db.RecordRun(ctx, store.LedgerRow{RunKey: fmt.Sprintf("load-%s-%d", t.Name, i), WorkloadUID: fmt.Sprintf("uid-%d", i),
 			Team: t.Name, Namespace: t.Namespace(), JobName: fmt.Sprintf("ended-%05d", i), JobKind: "Job", Owner: "load-01",
-			Flavor: loadPool, Resource: "cpu", GPUs: 0, CreatedAt: ended.Add(-2 * time.Hour), AdmittedAt: ended.Add(-time.Hour), EndedAt: ended,
-			Outcome: "succeeded", WaitSeconds: float64(i % 600), AllocatedGPUHours: 0, USDPerHour: money.Dollar, CostUSD: money.Dollar})
+			Flavor: loadPool, Resource: string(loadGPU), GPUs: 1, CreatedAt: ended.Add(-2 * time.Hour), AdmittedAt: ended.Add(-time.Hour), EndedAt: ended,
+			Outcome: "succeeded", WaitSeconds: float64(i % 600), AllocatedGPUHours: 1, USDPerHour: money.Dollar, CostUSD: money.Dollar})
 		return err
 	})
 }

@@ -84,8 +84,13 @@ func npmInstall(ctx context.Context, s *Stack, dir string) error {
 	return nil
 }
 
-func httpOK(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func httpOK(ctx context.Context, url string) error { return httpDo(ctx, http.MethodGet, url) }
+
+// httpPost sends an empty POST (Prometheus' /-/reload) and wants 200.
+func httpPost(ctx context.Context, url string) error { return httpDo(ctx, http.MethodPost, url) }
+
+func httpDo(ctx context.Context, method, url string) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return err
 	}
@@ -95,7 +100,7 @@ func httpOK(ctx context.Context, url string) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return fmt.Errorf("%s %s: %s", method, url, resp.Status)
 	}
 	return nil
 }
