@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +107,7 @@ func BenchmarkLoad(b *testing.B) {
 	populate(b, env, teams, workloads, running)
 	b.Logf("created %d Jobs and Workloads (%d admitted and running) in %s", workloads, running, time.Since(start).Round(time.Second))
 	start = time.Now()
-	series := waitDCGMSeries(b, teams, running)
+	series := waitDCGMSeries(b, env, teams, running)
 	b.Logf("Prometheus holds %d DCGM utilization series of the load teams' pods after %s", series, time.Since(start).Round(time.Second))
 
 	dsn := stacktest.Postgres(b)
@@ -329,42 +328,20 @@ func addNodes(b *testing.B, env *stacktest.Env, n int) {
 // waitDCGMSeries waits until Prometheus holds a GPU utilization series for
 // each running pod of the load teams, as dcgm-exporter would on each node,
 // and returns how many it holds.
-func waitDCGMSeries(b *testing.B, teams []*loadTeam, running int) int {
+func waitDCGMSeries(b *testing.B, env *stacktest.Env, teams []*loadTeam, running int) int {
 	b.Helper()
 	namespaces := make([]string, len(teams))
 	for i, t := range teams {
 		namespaces[i] = t.Namespace()
 	}
-	q := url.Values{"query": {fmt.Sprintf(`count(DCGM_FI_DEV_GPU_UTIL{namespace=~%q})`, strings.Join(namespaces, "|"))}}
+	q := fmt.Sprintf(`count(DCGM_FI_DEV_GPU_UTIL{namespace=~%q})`, strings.Join(namespaces, "|"))
 	var n int
 	require.Eventually(b, func() bool {
-		n = promScalar(b, devcluster.PrometheusURL()+"/api/v1/query?"+q.Encode())
+		v, _ := env.PromScalar(b, q)
+		n = int(v)
 		return n >= running
 	}, 5*time.Minute, 2*time.Second, "DCGM series of the %d running pods in Prometheus (last count %d)", running, n)
 	return n
-}
-
-// promScalar is the value of an instant query's one sample; 0 when empty.
-func promScalar(b *testing.B, u string) int {
-	b.Helper()
-	resp, err := http.Get(u)
-	require.NoError(b, err)
-	defer resp.Body.Close()
-	var body struct {
-		Data struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	require.NoError(b, json.NewDecoder(resp.Body).Decode(&body))
-	if len(body.Data.Result) == 0 {
-		return 0
-	}
-	v, _ := body.Data.Result[0].Value[1].(string)
-	f, err := strconv.ParseFloat(v, 64)
-	require.NoError(b, err)
-	return int(f)
 }
 
 // populate creates n Jobs spread over the teams. The first `running` go

@@ -17,9 +17,16 @@ import (
 // false without samples.
 func (e *Env) ContainerMemoryPeak(t testing.TB, namespace, pod, container string) (bytes int64, ok bool) {
 	t.Helper()
-	q := fmt.Sprintf(`max(max_over_time(%s{namespace=%q,pod=%q,container=%q}[15m]))`, gpu.MetricContainerMemory, namespace, pod, container)
+	v, ok := e.PromScalar(t, fmt.Sprintf(`max(max_over_time(%s{namespace=%q,pod=%q,container=%q}[15m]))`, gpu.MetricContainerMemory, namespace, pod, container))
+	return int64(v), ok
+}
+
+// PromScalar is the value of the one sample an instant query gives the
+// stack's Prometheus now; ok is false when it gives none.
+func (e *Env) PromScalar(t testing.TB, query string) (v float64, ok bool) {
+	t.Helper()
 	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(e.PrometheusURL + "/api/v1/query?query=" + url.QueryEscape(q))
+	resp, err := c.Get(e.PrometheusURL + "/api/v1/query?query=" + url.QueryEscape(query))
 	if err != nil {
 		t.Fatalf("stacktest: query Prometheus: %v", err)
 	}
@@ -32,15 +39,15 @@ func (e *Env) ContainerMemoryPeak(t testing.TB, namespace, pod, container string
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatalf("stacktest: decode Prometheus answer to %s: %v", q, err)
+		t.Fatalf("stacktest: decode Prometheus answer to %s: %v", query, err)
 	}
 	if len(body.Data.Result) == 0 {
 		return 0, false
 	}
 	s, _ := body.Data.Result[0].Value[1].(string)
-	v, err := strconv.ParseFloat(s, 64)
+	v, err = strconv.ParseFloat(s, 64)
 	if err != nil {
 		t.Fatalf("stacktest: Prometheus value %q: %v", s, err)
 	}
-	return int64(v), true
+	return v, true
 }
