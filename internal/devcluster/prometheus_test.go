@@ -12,7 +12,7 @@ import (
 )
 
 // A run's extra GPU nodes get a DCGM targets file of their own, which the
-// DCGM job's glob reads beside the stack's, and lose it when the run ends.
+// dcgm-added job's glob reads, and lose it when the run ends.
 func TestWriteDCGMTargetsAddsARunsNodesBesideTheStacks(t *testing.T) {
 	l := Layout{Root: t.TempDir()}
 	require.NoError(t, os.MkdirAll(l.Run(), 0o755))
@@ -30,11 +30,11 @@ func TestWriteDCGMTargetsAddsARunsNodesBesideTheStacks(t *testing.T) {
 	require.NoError(t, err)
 	config, err := os.ReadFile(s.prometheusConfigFile())
 	require.NoError(t, err)
-	glob := filepath.Join(l.Run(), "prometheus-dcgm-*.json")
+	glob := filepath.Join(l.Run(), "prometheus-dcgm-added-*.json")
 	assert.Contains(t, string(config), glob)
 	matches, err := filepath.Glob(glob)
 	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(l.Run(), "prometheus-dcgm-load.json")}, matches)
+	require.Equal(t, []string{filepath.Join(l.Run(), "prometheus-dcgm-added-load.json")}, matches)
 
 	b, err := os.ReadFile(matches[0])
 	require.NoError(t, err)
