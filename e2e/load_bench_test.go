@@ -347,7 +347,10 @@ func waitDCGMSeries(b *testing.B, env *stacktest.Env, teams []*loadTeam, running
 // populate creates n Jobs spread over the teams. The first `running` go
 // through Kueue and run (pods on the simulated nodes, for a day); the rest
 // are suspended Jobs with the Workload Kueue would make, pre-built and
-// inactive, so Kueue neither admits nor schedules them.
+// inactive, so Kueue neither admits nor schedules them. The running ones
+// come first and are running before the rest are made: Kueue starts an
+// admitted Job on its next pass over it, and behind 9,000 new Jobs that
+// pass came after the run had ended.
 func populate(b *testing.B, env *stacktest.Env, teams []*loadTeam, n, running int) {
 	b.Helper()
 	cfg := rest.CopyConfig(env.RESTConfig)
@@ -360,29 +363,37 @@ func populate(b *testing.B, env *stacktest.Env, teams []*loadTeam, n, running in
 		t := teams[i%len(teams)]
 		t.jobs = append(t.jobs, loadJobName(i))
 	}
-	parallel(b, n, func(ctx context.Context, i int) error {
-		t := teams[i%len(teams)]
-		return createWorkload(ctx, kc, qc, t.Name, t.Namespace(), loadJobName(i), i < running)
-	})
+	create := func(from int) func(ctx context.Context, i int) error {
+		return func(ctx context.Context, i int) error {
+			i += from
+			t := teams[i%len(teams)]
+			return createWorkload(ctx, kc, qc, t.Name, t.Namespace(), loadJobName(i), i < running)
+		}
+	}
+	parallel(b, running, create(0))
 	// Kueue admits the running ones and kwok runs their pods.
 	ctx, cancel := context.WithTimeout(b.Context(), loadCreateLimit)
 	defer cancel()
 	for {
-		var admitted int
+		var admitted, pods int
 		for _, t := range teams {
 			cq, err := qc.KueueV1beta2().ClusterQueues().Get(ctx, t.ClusterQueue(), metav1.GetOptions{})
 			require.NoError(b, err)
 			admitted += int(cq.Status.AdmittedWorkloads)
+			l, err := kc.CoreV1().Pods(t.Namespace()).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+			require.NoError(b, err)
+			pods += len(l.Items)
 		}
-		if admitted >= running {
-			return
+		if admitted >= running && pods >= running {
+			break
 		}
 		select {
 		case <-ctx.Done():
-			b.Fatalf("%d of %d workloads admitted within %s", admitted, running, loadCreateLimit)
+			b.Fatalf("%d of %d workloads admitted and %d pods running within %s", admitted, running, pods, loadCreateLimit)
 		case <-time.After(2 * time.Second):
 		}
 	}
+	parallel(b, n-running, create(running))
 }
 
 // parallel runs fn for 0..n-1 on loadWorkers goroutines; the first error fails b.
