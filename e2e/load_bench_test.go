@@ -58,7 +58,7 @@ const (
 	loadPageLimit   = 10 * time.Minute
 	loadRequestTime = time.Minute
 	// The running workloads each hold one H100 on the added nodes, whose
-	// DCGM series Prometheus scrapes like the stack's own GPU nodes.
+	// DCGM series Prometheus scrapes every 15 s (devcluster.WriteDCGMTargets).
 	loadPool      = "h100-sxm-ib-training"
 	loadLiveLists = 5
 	loadRunBatch  = 100
