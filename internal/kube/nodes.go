@@ -113,18 +113,19 @@ func (c *NodeCache) pool(rf *kueue.ResourceFlavor) (flavorPool, error) {
 		return flavorPool{capacity: corev1.ResourceList{}}, nil
 	}
 	selector := labels.SelectorFromSet(rf.Spec.NodeLabels)
+	selectorText := selector.String()
 	version := c.version.Load()
 	c.mu.Lock()
 	p, ok := c.pools[rf.Name]
 	c.mu.Unlock()
-	if ok && p.version == version && p.selector == selector.String() {
+	if ok && p.version == version && p.selector == selectorText {
 		return p, nil
 	}
 	nodes, err := c.lister.List(selector)
 	if err != nil {
 		return flavorPool{}, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
 	}
-	p = flavorPool{version: version, selector: selector.String(), capacity: corev1.ResourceList{}, nodes: make([]string, 0, len(nodes))}
+	p = flavorPool{version: version, selector: selectorText, capacity: corev1.ResourceList{}, nodes: make([]string, 0, len(nodes))}
 	for _, n := range nodes {
 		p.nodes = append(p.nodes, n.Name)
 		for name, q := range n.Status.Allocatable {
