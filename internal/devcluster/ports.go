@@ -69,6 +69,12 @@ func listenerOf(port int) (int, string) {
 		pid, _ := strconv.Atoi(filepath.Base(pidDir))
 		cmdline, _ := os.ReadFile(filepath.Join(pidDir, "cmdline"))
 		cmd := strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		if cmd == "" {
+			// cmdline reads empty while the process execs (or is a
+			// zombie); its command name still says what holds the port.
+			comm, _ := os.ReadFile(filepath.Join(pidDir, "comm"))
+			cmd = strings.TrimSpace(string(comm))
+		}
 		if len(cmd) > 120 {
 			cmd = cmd[:120] + "…"
 		}
