@@ -162,6 +162,12 @@ webhook:
   certDir: %s
 leaderElection:
   leaderElect: false
+# Kueue's default client writes at most 20 times a second: admitting,
+# starting and marking ready 100 new Jobs then takes most of the PodsReady
+# timeout below, and the evictions that follow cost more writes.
+clientConnection:
+  qps: 200
+  burst: 400
 internalCertManagement:
   enable: false
 manageJobsWithoutQueueName: false
