@@ -287,10 +287,14 @@ func appendAudit(tx *gorm.DB, e AuditEntry) error {
 	return tx.Omit("id").Create(&e).Error
 }
 
-// LiveLaunches lists the launches whose objects the portal has not deleted.
+// LiveLaunches lists the launches whose objects the portal has not deleted,
+// without their parameters, objects and manifest: the idle loop reads every
+// live launch each pass, and a manifest is kilobytes where the rest of the
+// row is a few dozen bytes.
 func (s *Store) LiveLaunches(ctx context.Context) ([]Launch, error) {
 	var out []Launch
-	if err := s.db.WithContext(ctx).Where("deleted_at IS NULL").Order("id").Find(&out).Error; err != nil {
+	if err := s.db.WithContext(ctx).Select("id", "launch_id", "team", "namespace", "name", "kind", "template", "template_version", "owner", "created_at").
+		Where("deleted_at IS NULL").Order("id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list live launches: %w", err)
 	}
 	return out, nil
