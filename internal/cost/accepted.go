@@ -55,6 +55,7 @@ func (e *InputError) Error() string {
 // AccountingStore is the database side of cost per accepted unit.
 type AccountingStore interface {
 	AccountedRuns(ctx context.Context, team string, from, to time.Time) ([]store.AccountedRun, error)
+	PoolHours(ctx context.Context, from, to time.Time) ([]store.PoolMonthHours, error)
 	PoolSharedCosts(ctx context.Context, from, to time.Time) ([]store.PoolSharedCost, error)
 	TeamVerdicts(ctx context.Context, team string) ([]store.DatedVerdict, error)
 	TeamAcceptanceRule(ctx context.Context, team string) (store.AcceptanceRule, error)
@@ -137,7 +138,13 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 	month = MonthStart(month)
 	first := month.AddDate(0, 1-max(1, trend), 0)
 	end := NextMonth(month)
-	all, err := a.Store.AccountedRuns(ctx, "", first, end)
+	runs, err := a.Store.AccountedRuns(ctx, team, first, end)
+	if err != nil {
+		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
+	}
+	// Every team's hours per pool divide the pool's shared cost; summed
+	// in the database, not read run by run.
+	pools, err := a.Store.PoolHours(ctx, first, end)
 	if err != nil {
 		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
 	}
@@ -160,16 +167,19 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 	out := TeamAccounting{Rule: ruleState(rule), EndpointsCounted: a.Endpoints != nil, ReclaimsKnown: a.Reclaims != nil}
 	var monthRuns []store.AccountedRun
 	for m := first; !m.After(month); m = NextMonth(m) {
-		var inMonth, teamRuns []store.AccountedRun
-		for _, r := range all {
+		var teamRuns []store.AccountedRun
+		for _, r := range runs {
 			if !r.EndedAt.Before(m) && r.EndedAt.Before(NextMonth(m)) {
-				inMonth = append(inMonth, r)
-				if r.Team == team {
-					teamRuns = append(teamRuns, r)
-				}
+				teamRuns = append(teamRuns, r)
 			}
 		}
-		in := MonthInput{Team: team, Month: m, Runs: teamRuns, PoolHours: PoolHours(inMonth), Shared: shared,
+		poolHours := map[string]float64{}
+		for _, p := range pools {
+			if p.Month.Equal(m) {
+				poolHours[p.Flavor] += p.GPUHours
+			}
+		}
+		in := MonthInput{Team: team, Month: m, Runs: teamRuns, PoolHours: poolHours, Shared: shared,
 			Verdicts: verdicts, Rule: rule, Comparison: ComparisonFor(comparisons, m)}
 		if a.Endpoints != nil {
 			if in.Endpoints, err = a.Endpoints.EndpointUsage(ctx, team, m, NextMonth(m)); err != nil {

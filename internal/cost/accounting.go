@@ -254,15 +254,6 @@ func ComparisonFor(cs []store.CostComparison, month time.Time) *store.CostCompar
 	return out
 }
 
-// PoolHours sums allocated GPU-hours per pool.
-func PoolHours(runs []store.AccountedRun) map[string]float64 {
-	out := map[string]float64{}
-	for _, r := range runs {
-		out[r.Flavor] += r.AllocatedGPUHours
-	}
-	return out
-}
-
 // IdleShare is one job's, owner's or kind's idle GPU time.
 type IdleShare struct {
 	Name     string    `json:"name"`

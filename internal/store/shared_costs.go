@@ -91,6 +91,31 @@ func (s *Store) CostComparisons(ctx context.Context) ([]CostComparison, error) {
 	return out, nil
 }
 
+// PoolMonthHours is the GPU-hours allocated in one pool by runs of every
+// team that ended in one month (UTC).
+type PoolMonthHours struct {
+	Month    time.Time
+	Flavor   string
+	GPUHours float64
+}
+
+// PoolHours sums, per month and pool, the allocated GPU-hours of every
+// team's runs that ended in [from, to): what a team's share of a pool's
+// shared cost is divided by, without reading every team's runs.
+func (s *Store) PoolHours(ctx context.Context, from, to time.Time) ([]PoolMonthHours, error) {
+	var out []PoolMonthHours
+	err := s.db.WithContext(ctx).Raw(`SELECT date_trunc('month', ended_at, 'UTC') AS month, flavor, SUM(allocated_gpu_hours) AS gpu_hours
+		FROM cost_ledger WHERE ended_at >= ? AND ended_at < ?
+		GROUP BY 1, 2 ORDER BY 1, 2`, from, to).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("pool hours from %s to %s: %w", from.Format(time.DateOnly), to.Format(time.DateOnly), err)
+	}
+	for i := range out {
+		out[i].Month = out[i].Month.UTC()
+	}
+	return out, nil
+}
+
 // AccountedRun is a ledger row with what its launch record says: the
 // template kind (training, notebook, inference) and the person who
 // launched it when the row does not name them.
