@@ -49,11 +49,14 @@ import (
 // deploy/local/idp/users.json), plus 5 admins for the cluster page. Sizes
 // come from GANTRY_LOAD_WORKLOADS, GANTRY_LOAD_RUNNING and GANTRY_LOAD_NODES.
 const (
-	loadUsers       = 50
-	loadAdmins      = 5
-	loadTeams       = 3
-	loadRequests    = 2_000 // per page
-	loadWorkers     = 16    // parallel creates against the API server
+	loadUsers    = 50
+	loadAdmins   = 5
+	loadTeams    = 3
+	loadRequests = 2_000 // per page and user model
+	// loadThink is how long a user reads a page before the next click, on
+	// average (each pause is drawn evenly from half to one and a half of it).
+	loadThink       = time.Second
+	loadWorkers     = 16 // parallel creates against the API server
 	loadCreateLimit = 30 * time.Minute
 	loadPageLimit   = 10 * time.Minute
 	loadRequestTime = time.Minute
@@ -180,17 +183,25 @@ func BenchmarkLoad(b *testing.B) {
 		for _, p := range pages {
 			live := liveList(b, env, teams[0])
 			warmUp(b, p.clients, portal.URL, p.url)
-			cpu := profileDuring(b, debugURL+"/debug/pprof/profile?seconds=10", filepath.Join(profiles, "cpu-"+pageFile(p.path)+".pprof"))
-			cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
-			lat, failed := load(b, p.clients, portal.URL, p.url)
-			perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
-			cpu()
-			require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
-			p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
-			fmt.Printf("BENCH page=%s workloads=%d users=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f sessions=%d cpu_ms_per_view=%.2f\n", p.path,
-				workloads, loadUsers, ms(p50), ms(p99), ms(live), ms(live)/ms(p99), len(p.clients), ms(perView))
-			b.Logf("%s: %d requests, %d users: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers,
-				p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
+			// Each page twice: users who read what they get before the next
+			// click (loadThink), the figure the targets are about; then
+			// users who click again the moment a page arrives, the most the
+			// portal serves at once on this machine.
+			for _, think := range []time.Duration{loadThink, 0} {
+				cpu := profileDuring(b, debugURL+"/debug/pprof/profile?seconds=10", filepath.Join(profiles, fmt.Sprintf("cpu-%s-think%d.pprof", pageFile(p.path), think.Milliseconds())))
+				cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
+				t0 := time.Now()
+				lat, failed := load(b, p.clients, portal.URL, p.url, think)
+				took := time.Since(t0)
+				perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
+				cpu()
+				require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
+				p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
+				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f\n",
+					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView))
+				b.Logf("%s: %d requests, %d users thinking %s: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers, think,
+					p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
+			}
 		}
 	}
 	rss := procRSS(b, portal.proc.cmd.Process.Pid)
@@ -523,9 +534,10 @@ func signIn(b testing.TB, p *Portal, user string) *http.Client {
 }
 
 // load sends loadRequests GETs from loadUsers users at once (user u sends
-// with clients[u % len(clients)]) and returns their latencies and how many
-// did not answer 200.
-func load(b *testing.B, clients []*http.Client, base string, path func(user, i int) string) ([]time.Duration, int) {
+// with clients[u % len(clients)], and pauses about think between a page and
+// the next request) and returns their latencies and how many did not answer
+// 200.
+func load(b *testing.B, clients []*http.Client, base string, path func(user, i int) string, think time.Duration) ([]time.Duration, int) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(b.Context(), loadPageLimit)
 	defer cancel()
@@ -535,6 +547,16 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 	for u := range loadUsers {
 		client := clients[u%len(clients)]
 		wg.Go(func() {
+			// Users start spread over one pause, not all at the same instant.
+			pause := func(d time.Duration) {
+				select {
+				case <-ctx.Done():
+				case <-time.After(d):
+				}
+			}
+			if think > 0 {
+				pause(rand.N(think))
+			}
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= loadRequests {
@@ -556,6 +578,9 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 				lat[i] = time.Since(t0)
 				if err != nil || resp.StatusCode != http.StatusOK {
 					failed.Add(1)
+				}
+				if think > 0 {
+					pause(think/2 + rand.N(think))
 				}
 			}
 		})
