@@ -168,10 +168,9 @@ func topBy(jobs []JobCost, n int, key func(JobCost) money.USD) []JobCost {
 		return cmp.Compare(a.Namespace+"/"+a.Job, b.Namespace+"/"+b.Job)
 	})
 	out = slices.DeleteFunc(out, func(j JobCost) bool { return key(j) <= 0 })
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	// A copy of the top n only: a sub-slice would keep every job (and the
+	// ledger rows its names point into) alive as long as the report is.
+	return slices.Clone(out[:min(n, len(out))])
 }
 
 // MonthStart is the first instant of t's month in UTC.

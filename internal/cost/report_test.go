@@ -217,3 +217,17 @@ func TestMoneySumsAreExactOverTenThousandRows(t *testing.T) {
 	assert.Equal(t, "1500.000000", s.CostUSD.Decimal())
 	assert.Equal(t, "$1500.00", s.FailedCostUSD.String())
 }
+
+// A report cached for a page keeps its top lists, not every job of the
+// month behind them.
+func TestSummarizeTopListsHoldOnlyTheTopJobs(t *testing.T) {
+	var rows []store.LedgerRow
+	for i := range 1000 {
+		rows = append(rows, measured(row("job-"+strconv.Itoa(i), "succeeded", float64(1+i%7), 2, nil), float64(1+i%7), 0.5))
+	}
+	rep := Summarize(rows, time.Time{}, time.Now(), 5)
+	assert.Len(t, rep.TopByCost, 5)
+	assert.Equal(t, 5, cap(rep.TopByCost), "top by cost holds 5 jobs, not a view of all 1,000")
+	assert.Len(t, rep.TopByIdle, 5)
+	assert.Equal(t, 5, cap(rep.TopByIdle), "top by idle holds 5 jobs, not a view of all 1,000")
+}
