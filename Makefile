@@ -95,7 +95,9 @@ cluster-status:
 ## 10,000 workloads in three teams, 1,000 admitted and running on 1,000 simulated nodes, 10,000
 ## ended runs in the ledger; job list, job page, team page and cluster page at 50 concurrent users,
 ## each signed in through the IdP with a session of their own (p50/p99 ms, beside a live list of
-## one team's Workloads from the API server), and the portal's RSS. Sizes: GANTRY_LOAD_WORKLOADS,
+## one team's Workloads from the API server), once with users who pause about a second between
+## clicks (think_ms=1000) and once with users who never pause (think_ms=0), and the portal's RSS.
+## Sizes: GANTRY_LOAD_WORKLOADS,
 ## GANTRY_LOAD_RUNNING, GANTRY_LOAD_NODES. The load run is a benchmark only (-run '^$' runs no
 ## tests), so `go test` never starts it. It prints `BENCH page=... p50_ms=... p99_ms=...` and
 ## `BENCH rss ...` lines. The launch run (e2e BenchmarkLaunch): 30 users with API tokens of their
@@ -104,8 +106,9 @@ cluster-status:
 ## client-go client creates the same rendered objects as the same users at the same rate:
 ## `BENCH launch rate_per_s=... p50_ms=... p99_ms=... clientgo_p99_ms=... ratio=... errors=...`.
 ## The soak run (e2e BenchmarkSoak): 200 sessions signed in through the IdP browse the jobs list,
-## job pages, team page and cluster page with a trickle of launches for GANTRY_SOAK_MINUTES
-## (default 10), the portal's RSS read each minute: `BENCH soak sessions=200 minutes=10
+## job pages, team page and cluster page for GANTRY_SOAK_MINUTES (default 10); each has one job of
+## its own from the start and about one click in a hundred replaces it (delete, then launch), so the
+## cluster keeps its size; the portal's RSS is read each minute: `BENCH soak sessions=200 minutes=10
 ## errors_5xx=... rss_mib_min2=... rss_mib_end=... rss_growth_pct=...`. Every other benchmark's
 ## result line is also printed as one `BENCH <name> <key>=<value> ...` line.
 bench: prerequisites

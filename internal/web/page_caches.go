@@ -20,8 +20,8 @@ import (
 // per key for this long.
 const scrapeInterval = 15 * time.Second
 
-// maxCachedFigures bounds each page cache; past it, expired entries are
-// dropped, and if none are, everything is.
+// maxCachedFigures bounds each page cache's live entries; past it,
+// everything is dropped.
 const maxCachedFigures = 4096
 
 // sharedFigures keeps figures by key until they expire, and makes
@@ -153,15 +153,22 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 		s.byKey = map[string]sharedEntry[V]{}
 		s.latest = map[string]familyEntry[V]{}
 	}
+	// Figures past their grace, and families' last figures too old to
+	// answer for, are never answered again: drop them on each load, so the
+	// cache holds what is live rather than every ledger version it has
+	// seen (each ended run is a new version) until it is full.
+	for k, e := range s.byKey {
+		if !now.Before(e.expires.Add(e.ttl)) {
+			delete(s.byKey, k)
+		}
+	}
+	for f, e := range s.latest {
+		if now.Sub(e.loadedAt) >= maxFamilyAge {
+			delete(s.latest, f)
+		}
+	}
 	if len(s.byKey) >= maxCachedFigures {
-		for k, e := range s.byKey {
-			if !now.Before(e.expires.Add(e.ttl)) {
-				delete(s.byKey, k)
-			}
-		}
-		if len(s.byKey) >= maxCachedFigures {
-			clear(s.byKey)
-		}
+		clear(s.byKey)
 	}
 	if len(s.latest) >= maxCachedFigures {
 		clear(s.latest)

@@ -320,3 +320,23 @@ func TestSharedFiguresAnswerTheFamilyWhileANewVersionLoads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v2", v)
 }
+
+// TestSharedFiguresDropWhatCanNoLongerBeAnswered: each ledger change makes
+// new keys; the figures of old versions go once past their grace, not when
+// the cache is full.
+func TestSharedFiguresDropWhatCanNoLongerBeAnswered(t *testing.T) {
+	const ttl = 10 * time.Millisecond
+	var s sharedFigures[int]
+	ctx := t.Context()
+	for v := range 50 {
+		_, err := s.get(ctx, "team", fmt.Sprintf("team|v%d", v), ttl, func(context.Context) (int, error) { return v, nil })
+		require.NoError(t, err)
+	}
+	time.Sleep(2*ttl + 10*time.Millisecond)
+	_, err := s.get(ctx, "team", "team|v50", ttl, func(context.Context) (int, error) { return 50, nil })
+	require.NoError(t, err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Len(t, s.byKey, 1, "only the figures of the current version are kept")
+	assert.Len(t, s.latest, 1)
+}
