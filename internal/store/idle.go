@@ -293,8 +293,7 @@ func appendAudit(tx *gorm.DB, e AuditEntry) error {
 // row is a few dozen bytes.
 func (s *Store) LiveLaunches(ctx context.Context) ([]Launch, error) {
 	var out []Launch
-	if err := s.db.WithContext(ctx).Select("id", "launch_id", "team", "namespace", "name", "kind", "template", "template_version", "owner", "created_at").
-		Where("deleted_at IS NULL").Order("id").Find(&out).Error; err != nil {
+	if err := s.db.WithContext(ctx).Omit("parameters", "objects", "manifest").Where("deleted_at IS NULL").Order("id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list live launches: %w", err)
 	}
 	return out, nil
