@@ -548,14 +548,8 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 		client := clients[u%len(clients)]
 		wg.Go(func() {
 			// Users start spread over one pause, not all at the same instant.
-			pause := func(d time.Duration) {
-				select {
-				case <-ctx.Done():
-				case <-time.After(d):
-				}
-			}
 			if think > 0 {
-				pause(rand.N(think))
+				pause(ctx, rand.N(think))
 			}
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
@@ -580,7 +574,7 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 					failed.Add(1)
 				}
 				if think > 0 {
-					pause(think/2 + rand.N(think))
+					pause(ctx, think/2+rand.N(think))
 				}
 			}
 		})
@@ -588,6 +582,17 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 	wg.Wait()
 	require.NoError(b, ctx.Err(), "%d requests within %s", loadRequests, loadPageLimit)
 	return lat, int(failed.Load())
+}
+
+// pause waits d, or less if ctx ends first; it reports whether ctx is
+// still going.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 // warmUp has every user view the page once, unmeasured, so the run
