@@ -53,6 +53,27 @@ type soakSession struct {
 	own    []string // the person's jobs (guarded by the soak's jobsMu)
 }
 
+// send makes a request as s, with its CSRF token (and JSON when there is a
+// body); the caller closes the answer's body.
+func (s *soakSession) send(ctx context.Context, method, u string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(csrfHeader, s.csrf)
+	return s.client.Do(req)
+}
+
+// drained reads and closes an answer's body and returns its status.
+func drained(resp *http.Response) int {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // BenchmarkSoak is `make bench`'s soak run: BENCH soak sessions=200
 // minutes=10 errors_5xx=… rss_mib_min2=… rss_mib_end=… rss_growth_pct=….
 func BenchmarkSoak(b *testing.B) {
@@ -89,18 +110,11 @@ func BenchmarkSoak(b *testing.B) {
 	jobsOf := map[string][]string{}
 	var launches, deletes atomic.Int64
 	launchAs := func(ctx context.Context, s *soakSession) (int, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, portal.URL+"/api/v1/teams/"+s.team.Name+"/jobs",
+		resp, err := s.send(ctx, http.MethodPost, portal.URL+"/api/v1/teams/"+s.team.Name+"/jobs",
 			strings.NewReader(launchBenchBody(launch.NewLaunchID())))
 		if err != nil {
 			return 0, err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(csrfHeader, s.csrf)
-		resp, err := s.client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
 		var job struct{ Name string }
 		if resp.StatusCode == http.StatusCreated && json.NewDecoder(resp.Body).Decode(&job) == nil {
 			launches.Add(1)
@@ -109,8 +123,7 @@ func BenchmarkSoak(b *testing.B) {
 			s.own = append(s.own, job.Name)
 			jobsMu.Unlock()
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, nil
+		return drained(resp), nil
 	}
 	// replaceAs deletes s's oldest job, if any, then launches a new one.
 	replaceAs := func(ctx context.Context, s *soakSession) (int, error) {
@@ -125,19 +138,12 @@ func BenchmarkSoak(b *testing.B) {
 		}
 		jobsMu.Unlock()
 		if old != "" {
-			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, portal.URL+"/api/v1/teams/"+s.team.Name+"/jobs/"+old, nil)
+			resp, err := s.send(ctx, http.MethodDelete, portal.URL+"/api/v1/teams/"+s.team.Name+"/jobs/"+old, nil)
 			if err != nil {
 				return 0, err
 			}
-			req.Header.Set(csrfHeader, s.csrf)
-			resp, err := s.client.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusNoContent {
-				return resp.StatusCode, nil
+			if status := drained(resp); status != http.StatusNoContent {
+				return status, nil
 			}
 			deletes.Add(1)
 		}
@@ -176,17 +182,11 @@ func BenchmarkSoak(b *testing.B) {
 		default:
 			path = "/admin/cluster"
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, portal.URL+path, nil)
+		resp, err := s.send(ctx, http.MethodGet, portal.URL+path, nil)
 		if err != nil {
 			return 0, err
 		}
-		resp, err := s.client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, nil
+		return drained(resp), nil
 	}
 
 	pid := portal.proc.cmd.Process.Pid
@@ -206,11 +206,8 @@ func BenchmarkSoak(b *testing.B) {
 		for _, s := range sessions {
 			wg.Go(func() {
 				for {
-					pause := soakThinkMin + rand.N(soakThinkMax-soakThinkMin)
-					select {
-					case <-ctx.Done():
+					if !pause(ctx, soakThinkMin+rand.N(soakThinkMax-soakThinkMin)) {
 						return
-					case <-time.After(pause):
 					}
 					status, err := click(ctx, s)
 					if ctx.Err() != nil {
@@ -244,10 +241,10 @@ func BenchmarkSoak(b *testing.B) {
 			anon = append(anon, procStatusKB(b, pid, "RssAnon")<<10)
 			fmt.Printf("soak minute %d: rss_mib=%d rss_anon_mib=%d clicks=%d errors_5xx=%d other_errors=%d\n", m, rss[m-1]>>20, anon[m-1]>>20,
 				clicks.Load(), errors5xx.Load(), otherErrors.Load())
-			switch m {
-			case min(2, minutes):
+			if m == min(2, minutes) {
 				live2 = liveHeap(b, portal, debugURL, filepath.Join(profiles, "soak-heap-min2.pprof"))
-			case minutes:
+			}
+			if m == minutes { // also minute 2 of a 2-minute soak
 				liveEnd = liveHeap(b, portal, debugURL, filepath.Join(profiles, "soak-heap-end.pprof"))
 			}
 		}
