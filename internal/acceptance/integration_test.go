@@ -2,6 +2,7 @@ package acceptance_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -316,4 +317,63 @@ func waitForPolicies(t *testing.T, env *stacktest.Env, team devcluster.Team) {
 		_, err := env.Kube.BatchV1().Jobs(team.Namespace()).Create(context.Background(), job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		assert.ErrorContains(c, err, "missing labels")
 	}, 30*time.Second, 200*time.Millisecond)
+}
+
+// diesAfterPodDelete is a replica killed in the one window a leader kill
+// cannot aim at: its pod deletion reached the API server and the save that
+// records it never happened.
+type diesAfterPodDelete struct {
+	*store.Store
+	kill context.CancelFunc
+	died chan struct{}
+}
+
+func (d *diesAfterPodDelete) UpdateAcceptanceRunAudited(ctx context.Context, row store.AcceptanceRun, e *store.AuditEntry) (store.AcceptanceRun, error) {
+	if e != nil && e.Action == acceptance.ActionPodDelete {
+		d.kill()
+		close(d.died)
+		return store.AcceptanceRun{}, context.Canceled
+	}
+	return d.Store.UpdateAcceptanceRunAudited(ctx, row, e)
+}
+
+func TestRunnerKilledRightAfterDeletingThePodLeavesOneRecordedDeletion(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.define(t, nil)
+	started, err := r.svc.Start(t.Context(), r.lead, h100)
+	require.NoError(t, err)
+
+	ctxA, killA := context.WithCancel(context.Background())
+	t.Cleanup(killA)
+	a := r.runner(t)
+	dying := &diesAfterPodDelete{Store: r.db, kill: killA, died: make(chan struct{})}
+	a.Store = dying
+	aDone := make(chan struct{})
+	go func() { defer close(aDone); a.Run(ctxA, 300*time.Millisecond) }()
+	select {
+	case <-dying.died:
+	case <-time.After(4 * time.Minute):
+		t.Fatal("the first runner never deleted the pod")
+	}
+	<-aDone
+	mid, err := r.svc.Run(t.Context(), r.lead, started.ID)
+	require.NoError(t, err)
+	require.Equal(t, acceptance.StatusRunning, mid.Status)
+
+	ctxB, stopB := context.WithCancel(context.Background())
+	t.Cleanup(stopB)
+	go r.runner(t).Run(ctxB, 300*time.Millisecond)
+	rep := r.wait(t, started.ID)
+	for _, s := range rep.Steps {
+		assert.Equal(t, acceptance.StatusPassed, s.Status, "step %d %s: %s", s.Number, s.Title, s.Summary)
+	}
+	deletions := r.audits(t, acceptance.ActionPodDelete)
+	require.Len(t, deletions, 1, "the deletion is recorded once, by the runner that took over")
+	assert.Equal(t, "bob-"+r.team.Name, deletions[0].Actor)
+	var detail struct{ UID, Outcome string }
+	require.NoError(t, json.Unmarshal(deletions[0].Detail, &detail))
+	assert.NotEmpty(t, detail.UID)
+	// The pod may still be terminating when the second runner asks.
+	assert.Contains(t, []string{"deleted", "already gone"}, detail.Outcome)
 }

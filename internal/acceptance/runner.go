@@ -46,7 +46,7 @@ const (
 type RunStore interface {
 	RunningAcceptanceRuns(ctx context.Context) ([]store.AcceptanceRun, error)
 	AcceptanceRun(ctx context.Context, id int64) (store.AcceptanceRun, error)
-	UpdateAcceptanceRun(ctx context.Context, r store.AcceptanceRun) (store.AcceptanceRun, error)
+	UpdateAcceptanceRunAudited(ctx context.Context, r store.AcceptanceRun, e *store.AuditEntry) (store.AcceptanceRun, error)
 	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	PriceAt(ctx context.Context, flavor, resource string, t time.Time) (store.GPUPrice, error)
 }
@@ -167,11 +167,16 @@ func (r *Runner) Advance(ctx context.Context, row store.AcceptanceRun) error {
 
 // save writes w if nobody else changed the run since it was read.
 func (r *Runner) save(ctx context.Context, w *work) error {
+	return r.saveAudited(ctx, w, nil)
+}
+
+// saveAudited is save that appends entry in the same transaction.
+func (r *Runner) saveAudited(ctx context.Context, w *work, entry *store.AuditEntry) error {
 	row, err := w.encode()
 	if err != nil {
 		return err
 	}
-	saved, err := r.Store.UpdateAcceptanceRun(ctx, row)
+	saved, err := r.Store.UpdateAcceptanceRunAudited(ctx, row, entry)
 	if err != nil {
 		return err
 	}
@@ -505,15 +510,22 @@ func (r *Runner) recovery(ctx context.Context, w *work, s *Step) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		st.DeleteDone = true
-		if err := r.save(ctx, w); err != nil {
+		// A runner killed after its delete reached the API server, before
+		// this save, leaves the pod gone and the deletion unrecorded: the
+		// runner taking over finds it gone and records it then. The entry
+		// is written with the save, so it is written once.
+		outcome := "deleted"
+		if !deleted {
+			outcome = "already gone"
+		}
+		entry, err := r.Audit.Entry(audit.Event{Actor: w.row.StartedBy, Action: ActionPodDelete, Target: w.row.Namespace + "/" + st.DeletedPod,
+			Detail: map[string]any{"run": w.row.ID, "pool": w.row.Pool, "job": w.row.JobName, "uid": st.DeletedPodUID, "outcome": outcome}, Via: via(w.row.ID)})
+		if err != nil {
 			return false, err
 		}
-		if deleted {
-			if err := r.Audit.Record(ctx, audit.Event{Actor: w.row.StartedBy, Action: ActionPodDelete, Target: w.row.Namespace + "/" + st.DeletedPod,
-				Detail: map[string]any{"run": w.row.ID, "pool": w.row.Pool, "job": w.row.JobName, "uid": st.DeletedPodUID}, Via: via(w.row.ID)}); err != nil {
-				return false, err
-			}
+		st.DeleteDone = true
+		if err := r.saveAudited(ctx, w, &entry); err != nil {
+			return false, err
 		}
 	}
 	e, ok, err := r.waitEvent(ctx, w, s, EventResumed, "that it resumed from the checkpoint")

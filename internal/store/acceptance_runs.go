@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/gantry-dev/gantry/internal/money"
@@ -155,16 +156,32 @@ func (s *Store) RunningAcceptanceRuns(ctx context.Context) ([]AcceptanceRun, err
 // r.Version, and bumps the version; ErrStale when another writer got there
 // first. The row lock of the UPDATE makes concurrent writers take turns.
 func (s *Store) UpdateAcceptanceRun(ctx context.Context, r AcceptanceRun) (AcceptanceRun, error) {
-	res := s.db.WithContext(ctx).Model(&AcceptanceRun{}).Where("id = ? AND version = ?", r.ID, r.Version).Updates(map[string]any{
-		"status": r.Status, "step": r.Step, "version": r.Version + 1,
-		"namespace": r.Namespace, "job_name": r.JobName,
-		"state": r.State, "steps": r.Steps, "cost_usd": r.CostUSD, "finished_at": r.FinishedAt,
+	return s.UpdateAcceptanceRunAudited(ctx, r, nil)
+}
+
+// UpdateAcceptanceRunAudited is UpdateAcceptanceRun that appends e (if any)
+// in the same transaction: the entry is written exactly when the progress
+// it records is, so a runner that takes over a run never records it again.
+func (s *Store) UpdateAcceptanceRunAudited(ctx context.Context, r AcceptanceRun, e *AuditEntry) (AcceptanceRun, error) {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&AcceptanceRun{}).Where("id = ? AND version = ?", r.ID, r.Version).Updates(map[string]any{
+			"status": r.Status, "step": r.Step, "version": r.Version + 1,
+			"namespace": r.Namespace, "job_name": r.JobName,
+			"state": r.State, "steps": r.Steps, "cost_usd": r.CostUSD, "finished_at": r.FinishedAt,
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return fmt.Errorf("at version %d: %w", r.Version, ErrStale)
+		}
+		if e == nil {
+			return nil
+		}
+		return appendAudit(tx, *e)
 	})
-	if res.Error != nil {
-		return AcceptanceRun{}, fmt.Errorf("update acceptance run %d: %w", r.ID, res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return AcceptanceRun{}, fmt.Errorf("update acceptance run %d at version %d: %w", r.ID, r.Version, ErrStale)
+	if err != nil {
+		return AcceptanceRun{}, fmt.Errorf("update acceptance run %d: %w", r.ID, err)
 	}
 	r.Version++
 	return r, nil
