@@ -209,6 +209,10 @@ func (p *Portal) start(t testing.TB, bin string, env map[string]string) {
 	cmd.Env = portalEnviron(env)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
+	// A test binary stopped by ^C or a timeout runs no cleanup: the kernel
+	// kills the portal with it, or it would hold its port and keep
+	// answering from the caches of a cluster the next run changes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("e2e: start portal %s: %v", bin, err)
