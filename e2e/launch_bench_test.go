@@ -62,6 +62,7 @@ func BenchmarkLaunch(b *testing.B) {
 	rate := loadSize(b, "GANTRY_LAUNCH_RATE", 50)
 	seconds := loadSize(b, "GANTRY_LAUNCH_SECONDS", 60)
 	env := stacktest.Stack(b)
+	settled(b, env)
 	issuer := stacktest.FreshIdP(b)
 	teams, seedTeams := benchTeams(b, env)
 	portal := StartPortal(b, seedTeams, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),

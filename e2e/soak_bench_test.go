@@ -82,6 +82,7 @@ func BenchmarkSoak(b *testing.B) {
 	// when nothing changes in the cluster.
 	launchOdds := soakLaunchOdds * float64(loadSize(b, "GANTRY_SOAK_LAUNCHES", 1))
 	env := stacktest.Stack(b)
+	settled(b, env)
 	var accounts []stacktest.IdPUser
 	for i := range soakSessions {
 		name := fmt.Sprintf("soak-%03d", i+1)
