@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/gantry-dev/gantry/internal/servertiming"
 )
 
 // DCGM metric names.
@@ -43,7 +45,7 @@ func WithIdleNowWindow(d time.Duration) Option {
 
 // New returns Metrics for the Prometheus at baseURL.
 func New(baseURL string, opts ...Option) (*Metrics, error) {
-	c, err := api.NewClient(api.Config{Address: baseURL})
+	c, err := api.NewClient(api.Config{Address: baseURL, RoundTripper: servertiming.Transport(servertiming.Prometheus, api.DefaultRoundTripper)})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %s: %w", baseURL, err)
 	}

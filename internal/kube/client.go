@@ -2,11 +2,14 @@ package kube
 
 import (
 	"fmt"
+	"net/http"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
+
+	"github.com/gantry-dev/gantry/internal/servertiming"
 )
 
 // Clients bundles the typed clients Gantry uses against one API server.
@@ -36,8 +39,11 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// NewClients builds the core and Kueue clientsets for cfg.
+// NewClients builds the core and Kueue clientsets for cfg. A call made for
+// a page counts towards its Server-Timing.
 func NewClients(cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return servertiming.Transport(servertiming.Kube, rt) })
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build kubernetes client: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/gantry-dev/gantry/internal/problem"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,6 +14,8 @@ import (
 	"github.com/gorilla/csrf"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/problem"
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -34,6 +35,50 @@ func (h *handler) requestID(c *gin.Context) {
 	c.Set(requestIDKey{}, id)
 	c.Header("X-Request-ID", id)
 	c.Next()
+}
+
+// serverTiming names, in each answer's Server-Timing header, how long the
+// request waited on PostgreSQL, Prometheus and the Kubernetes API server
+// before its first byte, and its time in the portal until then ("total").
+func (h *handler) serverTiming(c *gin.Context) {
+	ctx, t := servertiming.Start(c.Request.Context())
+	c.Request = c.Request.WithContext(ctx)
+	c.Writer = &timedWriter{ResponseWriter: c.Writer, timing: t}
+	c.Next()
+}
+
+// timedWriter adds the Server-Timing header just before the headers go out.
+type timedWriter struct {
+	gin.ResponseWriter
+	timing  *servertiming.Timing
+	stamped bool
+}
+
+func (w *timedWriter) stamp() {
+	if !w.stamped && !w.Written() {
+		w.stamped = true
+		w.Header().Set("Server-Timing", w.timing.Header())
+	}
+}
+
+func (w *timedWriter) WriteHeaderNow() {
+	w.stamp()
+	w.ResponseWriter.WriteHeaderNow()
+}
+
+func (w *timedWriter) Write(b []byte) (int, error) {
+	w.stamp()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *timedWriter) WriteString(s string) (int, error) {
+	w.stamp()
+	return w.ResponseWriter.WriteString(s)
+}
+
+func (w *timedWriter) Flush() {
+	w.stamp()
+	w.ResponseWriter.Flush()
 }
 
 func requestIDOf(c *gin.Context) string {

@@ -170,7 +170,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	r.ContextWithFallback = true
 	r.RedirectTrailingSlash = false
 	r.HandleMethodNotAllowed = true
-	r.Use(h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody)
+	r.Use(h.serverTiming, h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody)
 	r.NoRoute(append(h.sessionMiddleware(), h.notFound)...)
 	r.NoMethod(h.methodNotAllowed)
 
