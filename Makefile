@@ -97,6 +97,10 @@ cluster-status:
 ## each signed in through the IdP with a session of their own (p50/p99 ms, beside a live list of
 ## one team's Workloads from the API server), once with users who pause about a second between
 ## clicks (think_ms=1000) and once with users who never pause (think_ms=0), and the portal's RSS.
+## With users pausing each page is measured a second time with the portal, PostgreSQL and the
+## load generator at GANTRY_LOAD_NICE (default -10, needs root) over the simulated cluster (nice=
+## in the line). Each page line also says where its slowest 1% of views went (tail_*_ms, from the
+## portal's Server-Timing headers) and in how many distinct seconds they came (tail_seconds).
 ## Sizes: GANTRY_LOAD_WORKLOADS,
 ## GANTRY_LOAD_RUNNING, GANTRY_LOAD_NODES. The load run is a benchmark only (-run '^$' runs no
 ## tests), so `go test` never starts it. It prints `BENCH page=... p50_ms=... p99_ms=...` and
@@ -113,7 +117,7 @@ cluster-status:
 ## result line is also printed as one `BENCH <name> <key>=<value> ...` line.
 bench: prerequisites
 	$(GANTRY_DEV) up
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -timeout 120m ./... | awk -f e2e/bench-lines.awk
+	set -o pipefail; GANTRY_LOAD_NICE=$${GANTRY_LOAD_NICE:--10} $(GO) test -run '^$$' -bench . -benchmem -timeout 120m ./... | awk -f e2e/bench-lines.awk
 
 clean-local: cluster-down
 	rm -rf .local

@@ -176,7 +176,14 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	models := []model{{loadThink, 0}, {0, 0}}
 	if nice := loadSize(b, "GANTRY_LOAD_NICE", 0); nice != 0 {
-		models = slices.Insert(models, 1, model{loadThink, nice})
+		// Raising a priority takes root (or CAP_SYS_NICE); without it the
+		// run measures without precedence and says so.
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice); err != nil {
+			b.Logf("GANTRY_LOAD_NICE=%d: not measured with precedence: %v", nice, err)
+		} else {
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 0)
+			models = slices.Insert(models, 1, model{loadThink, nice})
+		}
 	}
 	prioritize := func(nice int) {
 		precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), portal.proc.cmd.Process.Pid)...)
