@@ -52,7 +52,9 @@ func Add(ctx context.Context, dep Dependency, d time.Duration) {
 }
 
 // Header is the Server-Timing value so far: each dependency waited on,
-// with its calls in the description, and the time since Start as "total".
+// with its calls in the description and their durations summed (calls a
+// page makes at once overlap, so the sum may exceed "total"), and the time
+// since Start as "total".
 func (t *Timing) Header() string {
 	var b strings.Builder
 	for dep := range dependencies {

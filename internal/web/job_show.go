@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/catalog"
@@ -100,34 +101,56 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 
 // jobShow is a job's page: its one status panel, how to reach it,
 // actions, parameters and the rendered manifest.
+//
+// Its parts after the launch record (status panel, verdict and access,
+// idle reclaim, attempts, the frame's badges) read PostgreSQL and Prometheus independently, so
+// they are read at once: the page waits for its slowest part, not for the
+// sum of a dozen round trips, each of which may wait for a core on a busy
+// machine.
 func (h *handler) jobShow(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	panel, err := h.jobPanel(c, rec, st)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	p := h.jobProps(c, rec, st, panel)
-	if err := h.accessPanels(c, rec, st, &p, ""); err != nil {
-		h.fail(c, err)
-		return
-	}
+	ctx := c.Request.Context()
 	u, _ := auth.CurrentUser(c)
-	if p.Idle, err = h.idleProps(c.Request.Context(), u, rec, st.Phase); err != nil {
+	var (
+		g        errgroup.Group
+		panel    views.JobStatusPanel
+		p        views.JobProps
+		idle     *views.JobIdleProps
+		attempts []queue.Attempt
+		pending  int
+		unread   int
+	)
+	g.Go(func() error {
+		pending, unread = h.navBadges(c, u)
+		return nil
+	})
+	g.Go(func() (err error) {
+		panel, err = h.jobPanel(c, rec, st)
+		return err
+	})
+	g.Go(func() error {
+		p = h.jobProps(c, rec, st, views.JobStatusPanel{})
+		return h.accessPanels(c, rec, st, &p, "")
+	})
+	g.Go(func() (err error) {
+		idle, err = h.idleProps(ctx, u, rec, st.Phase)
+		return err
+	})
+	g.Go(func() (err error) {
+		attempts, err = h.jobAttempts(ctx, rec.Namespace, rec.Name)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		h.fail(c, err)
 		return
 	}
-	attempts, err := h.jobAttempts(c.Request.Context(), rec.Namespace, rec.Name)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
+	p.Status, p.Idle = panel, idle
 	p.Attempts = jobAttemptsView(attempts, h.Attempts != nil)
-	h.render(c, http.StatusOK, views.JobPage(h.nav(c, "jobs"), p))
+	h.render(c, http.StatusOK, views.JobPage(h.navCounted(c, "jobs", pending, unread), p))
 }
 
 // jobStatusFragment is the job's status panel alone, for the refresh script.

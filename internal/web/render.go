@@ -26,10 +26,17 @@ func (h *handler) render(c *gin.Context, status int, page templ.Component) {
 
 // nav builds the page frame's props and consumes pending flash messages.
 func (h *handler) nav(c *gin.Context, active string) views.Nav {
+	u, _ := auth.CurrentUser(c)
+	pending, unread := h.navBadges(c, u)
+	return h.navCounted(c, active, pending, unread)
+}
+
+// navCounted is nav with its badges counted already (by navBadges).
+func (h *handler) navCounted(c *gin.Context, active string, pending, unread int) views.Nav {
 	n := views.Nav{Active: active, CSRFToken: csrf.Token(c.Request)}
 	if u, ok := auth.CurrentUser(c); ok {
 		n.User = navUser(u)
-		n.PendingApprovals, n.UnreadNotifications = h.navBadges(c, u)
+		n.PendingApprovals, n.UnreadNotifications = pending, unread
 	}
 	n.Flash = h.popFlashes(c)
 	n.Stale = h.staleBanner()
