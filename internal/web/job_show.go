@@ -103,10 +103,10 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 // actions, parameters and the rendered manifest.
 //
 // Its parts after the launch record (status panel, verdict and access,
-// idle reclaim, attempts, the frame's badges) read PostgreSQL and Prometheus independently, so
-// they are read at once: the page waits for its slowest part, not for the
-// sum of a dozen round trips, each of which may wait for a core on a busy
-// machine.
+// idle reclaim, attempts, the frame's badges) read PostgreSQL and
+// Prometheus independently, so they are read at once: the page waits for
+// its slowest part, not for the sum of a dozen round trips, each of which
+// may wait for a core on a busy machine.
 func (h *handler) jobShow(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
