@@ -175,7 +175,6 @@ func BenchmarkLoad(b *testing.B) {
 		nice  int
 	}
 	models := []model{{loadThink, 0}, {0, 0}}
-	withPrecedence := false
 	if nice := loadSize(b, "GANTRY_LOAD_NICE", 0); nice != 0 {
 		// Raising a priority takes root (or CAP_SYS_NICE); without it the
 		// run measures without precedence and says so.
@@ -184,15 +183,11 @@ func BenchmarkLoad(b *testing.B) {
 		} else {
 			_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 0)
 			models = slices.Insert(models, 1, model{loadThink, nice})
-			withPrecedence = true
 		}
 	}
-	// Nothing is reniced (PostgreSQL's processes are another user's) unless
-	// the precedence phase runs.
+	// Only the precedence phase renices anything (PostgreSQL's processes
+	// are another user's), and puts every nice value back after it.
 	prioritize := func(nice int) {
-		if !withPrecedence {
-			return
-		}
 		precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), portal.proc.cmd.Process.Pid)...)
 	}
 
@@ -229,7 +224,9 @@ func BenchmarkLoad(b *testing.B) {
 			// portal serves at once on this machine.
 			for _, m := range models {
 				think := m.think
-				prioritize(m.nice)
+				if m.nice != 0 {
+					prioritize(m.nice)
+				}
 				suffix := fmt.Sprintf("think%d", think.Milliseconds())
 				if m.nice != 0 {
 					suffix += fmt.Sprintf("-nice%d", m.nice)
@@ -251,7 +248,9 @@ func BenchmarkLoad(b *testing.B) {
 				cpu()
 				trace()
 				gcs := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count") - gc0
-				prioritize(0)
+				if m.nice != 0 {
+					prioritize(0)
+				}
 				require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
 				p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
 				// machine_busy_pct is how busy every core was (the stack, the
@@ -783,12 +782,12 @@ func tailTimings(lat []time.Duration, timings []viewTiming) string {
 	seconds := map[int64]bool{}
 	for _, i := range tail {
 		seconds[timings[i].at.Unix()] = true
-		ms, calls := servertiming.Parse(timings[i].header)
-		for k, v := range ms {
+		durs, calls := servertiming.Parse(timings[i].header)
+		for k, v := range durs {
 			sum[k] += v
 		}
 		sum["db_calls"] += float64(calls["db"])
-		client += float64(lat[i].Microseconds()) / 1000
+		client += ms(lat[i])
 	}
 	n := float64(len(tail))
 	_, median := servertiming.Parse(timings[order[len(order)/2]].header)
