@@ -167,34 +167,31 @@ func (r Reader) Outside(team, name string) (store.Launch, Status, error) {
 	return rec, st, nil
 }
 
-// LaunchedNames is the store's answer to which of a namespace's names
-// have a launch record.
-type LaunchedNames interface {
-	LaunchedNames(ctx context.Context, namespace string, names []string) (map[string]bool, error)
+// Launched is the store's answer to which workloads have a launch record.
+type Launched interface {
+	Launched(ctx context.Context, names []store.WorkloadName) (map[store.WorkloadName]bool, error)
 }
 
 // MarkOutside marks the statuses of jobs without a launch record (made
-// with kubectl) as made outside the portal: one query per team.
+// with kubectl) as made outside the portal: one query for the whole page.
 func (r Reader) MarkOutside(ctx context.Context, sts []Status) error {
-	src, ok := r.Records.(LaunchedNames)
+	src, ok := r.Records.(Launched)
 	if !ok {
 		return nil
 	}
-	byNS := map[string][]string{}
+	var names []store.WorkloadName
 	for _, st := range sts {
 		if !st.Outside {
-			byNS[st.Namespace] = append(byNS[st.Namespace], st.Name)
+			names = append(names, store.WorkloadName{Namespace: st.Namespace, Name: st.Name})
 		}
 	}
-	for ns, names := range byNS {
-		known, err := src.LaunchedNames(ctx, ns, names)
-		if err != nil {
-			return err
-		}
-		for i := range sts {
-			if sts[i].Namespace == ns && !known[sts[i].Name] {
-				sts[i].Outside = true
-			}
+	known, err := src.Launched(ctx, names)
+	if err != nil {
+		return err
+	}
+	for i := range sts {
+		if !known[store.WorkloadName{Namespace: sts[i].Namespace, Name: sts[i].Name}] {
+			sts[i].Outside = true
 		}
 	}
 	return nil

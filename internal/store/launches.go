@@ -84,15 +84,24 @@ func (s *Store) LaunchByName(ctx context.Context, namespace, name string) (Launc
 	return l, nil
 }
 
-// LaunchedNames returns which of names in namespace have a launch record.
-func (s *Store) LaunchedNames(ctx context.Context, namespace string, names []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(names))
+// WorkloadName is a workload's namespace and name.
+type WorkloadName struct{ Namespace, Name string }
+
+// Launched returns which of the named workloads have a launch record, in
+// one query whatever the namespaces (a job list page spans every team of
+// its user).
+func (s *Store) Launched(ctx context.Context, names []WorkloadName) (map[WorkloadName]bool, error) {
+	out := make(map[WorkloadName]bool, len(names))
 	if len(names) == 0 {
 		return out, nil
 	}
-	var found []string
-	if err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name IN ?", namespace, names).Pluck("name", &found).Error; err != nil {
-		return nil, fmt.Errorf("look up launches in %s: %w", namespace, err)
+	pairs := make([][]any, len(names))
+	for i, n := range names {
+		pairs[i] = []any{n.Namespace, n.Name}
+	}
+	var found []WorkloadName
+	if err := s.db.WithContext(ctx).Model(&Launch{}).Select("namespace", "name").Where("(namespace, name) IN ?", pairs).Find(&found).Error; err != nil {
+		return nil, fmt.Errorf("look up the launches of %d workloads: %w", len(names), err)
 	}
 	for _, n := range found {
 		out[n] = true

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -92,4 +93,24 @@ func TestLaunchRecordsAreUniquePerLaunchID(t *testing.T) {
 	assert.NotNil(t, got.DeletedAt)
 	_, err = s.LaunchByID(ctx, "missing000")
 	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+// A job list page spans several teams: one look-up says which of its
+// workloads were launched through the portal, namespace by namespace.
+func TestLaunchedAcrossNamespaces(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	for i, ws := range []WorkloadName{{"team-vision", "train-a"}, {"team-nlp", "train-b"}} {
+		_, err := s.RecordLaunch(ctx, Launch{LaunchID: fmt.Sprintf("launched%02d", i), Team: ws.Namespace[len("team-"):], Namespace: ws.Namespace, Name: ws.Name,
+			Kind: "training", Template: "pytorch-train", TemplateVersion: 1, Owner: "alice", Parameters: json.RawMessage(`{}`), CreatedAt: time.Now().UTC()})
+		require.NoError(t, err)
+	}
+	got, err := s.Launched(ctx, []WorkloadName{{"team-vision", "train-a"}, {"team-nlp", "train-b"},
+		{"team-vision", "train-b"}, {"team-nlp", "by-kubectl"}})
+	require.NoError(t, err)
+	assert.Equal(t, map[WorkloadName]bool{{"team-vision", "train-a"}: true, {"team-nlp", "train-b"}: true}, got,
+		"train-b of vision and by-kubectl of nlp have no launch record")
+	got, err = s.Launched(ctx, nil)
+	require.NoError(t, err)
+	assert.Empty(t, got)
 }
