@@ -18,6 +18,15 @@ const (
 	kwokServerPort = 10247
 )
 
+// NodeLeaseDuration is the lease kwok holds for each simulated node. Like
+// the kubelet, it renews a lease every quarter of its duration
+// (NodeLeaseRenewInterval), with 4% jitter: nodes that join in the same
+// few seconds keep renewing together for many minutes.
+const (
+	NodeLeaseDuration      = 40 * time.Second
+	NodeLeaseRenewInterval = NodeLeaseDuration / 4
+)
+
 // KwokMetricsURL is where kwok serves a node's simulated DCGM metrics.
 func KwokMetricsURL(node string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", kwokServerPort, dcgmMetricsPath(node))
@@ -110,7 +119,7 @@ func startKwok(ctx context.Context, s *Stack) error {
 			fmt.Sprintf("--node-port=%d", kwokServerPort),
 			"--tls-cert-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.crt"),
 			"--tls-private-key-file=" + filepath.Join(s.layout.PKI(), "kwok-serving.key"),
-			"--node-lease-duration-seconds=40",
+			fmt.Sprintf("--node-lease-duration-seconds=%d", int(NodeLeaseDuration.Seconds())),
 			// Pod IPs from the pod network, where the stand-in answers.
 			"--cidr=" + kwokCIDR,
 			"--enable-crds=Metric,Logs,ClusterLogs",
