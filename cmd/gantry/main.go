@@ -71,6 +71,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err := store.Migrate(ctx, db.SQL(), log); err != nil {
 		return err
 	}
+	// Each replica hears of changed tables over a connection of its own.
+	changes := store.NewChanges(cfg.DatabaseURL, log)
+	go changes.Run(ctx)
 	auditLog := audit.New(db, nil)
 	if cfg.SeedTeams != "" {
 		n, err := db.SeedTeamsFile(ctx, cfg.SeedTeams)
@@ -258,6 +261,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Attempts:   db,
 		Webhooks:   notify.Webhooks{Store: db, Audit: auditLog},
 		Ready:      ready,
+		Changes:    changes,
 		Cluster:    contact,
 		Static:     static.FS,
 		Registry:   registry,

@@ -81,6 +81,20 @@ func (w *timedWriter) Flush() {
 	w.ResponseWriter.Flush()
 }
 
+// noteWrites tells the figures kept until a change (Deps.Changes) that a
+// request that may write is under way: its user's next view reads them
+// afresh instead of waiting for the database's notice of the change.
+func (h *handler) noteWrites(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		c.Next()
+		return
+	}
+	done := h.Changes.Writing()
+	defer done()
+	c.Next()
+}
+
 func requestIDOf(c *gin.Context) string {
 	v, _ := c.Get(requestIDKey{})
 	s, _ := v.(string)

@@ -315,12 +315,17 @@ func (a *sharedAccounting) SetComparison(ctx context.Context, by cost.Actor, in 
 }
 
 // withSharedFigures returns status deps whose Prometheus metrics, weekly
-// chart and team cost sections are shared between page views; d itself is left as it is.
-func withSharedFigures(d *StatusDeps) *StatusDeps {
+// chart and team cost sections are shared between page views, and whose
+// ledger version and prices are kept until they change (with changes); d
+// itself is left as it is.
+func withSharedFigures(d *StatusDeps, changes *store.Changes) *StatusDeps {
 	if d == nil {
 		return nil
 	}
 	out := *d
+	if out.Costs != nil && changes != nil {
+		out.Costs = newKeptCosts(out.Costs, changes)
+	}
 	if out.GPU != nil {
 		out.GPU = newSharedGPUMetrics(out.GPU)
 	}

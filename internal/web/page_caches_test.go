@@ -118,7 +118,7 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	prom := &countingPrometheus{}
 	acc := &countingAccounting{}
 	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
-		Costs: ledger, Pools: lc, GPU: prom, Accounting: acc})
+		Costs: ledger, Pools: lc, GPU: prom, Accounting: acc}, nil)
 	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
 		ledgerFigures: newLedgerFiguresCache()}
 
@@ -214,7 +214,7 @@ func BenchmarkClusterPageQueries(b *testing.B) {
 			status := &StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
 				Costs: lc.benchCluster, Pools: lc, GPU: prom, Accounting: acc}
 			if shared {
-				status = withSharedFigures(status)
+				status = withSharedFigures(status, nil)
 			}
 			h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Status: status}, ledgerFigures: newLedgerFiguresCache()}
 			view := func() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/gantry-dev/gantry/internal/problem"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -123,25 +124,46 @@ func memberTeams(u *auth.User) []string {
 	return out
 }
 
+// navBadgeCounts are the nav's two badges.
+type navBadgeCounts struct{ pending, unread int }
+
 // navBadges counts the user's open approvals and unread notifications; a
-// database hiccup shows no badge rather than failing the page.
+// failed count shows as none (the page still renders). The counts are kept
+// until the tables under them change (h.badges), so most views do not read
+// them.
 func (h *handler) navBadges(c *gin.Context, u *auth.User) (pending, unread int) {
 	if h.Quota == nil || u == nil {
 		return 0, 0
 	}
 	ctx := c.Request.Context()
-	if u.Role >= auth.RoleTeamLead {
-		n, err := h.Quota.Store.CountOpenQuotaRequests(ctx, decidableTeams(u), u.Username)
-		if err != nil {
-			h.Log.WarnContext(ctx, "count open quota requests", "err", err)
+	lead := u.Role >= auth.RoleTeamLead
+	n, err := h.badges.get(ctx, badgeKey(u), func(ctx context.Context) (navBadgeCounts, error) {
+		var n navBadgeCounts
+		var err error
+		if lead {
+			if n.pending, err = h.Quota.Store.CountOpenQuotaRequests(ctx, decidableTeams(u), u.Username); err != nil {
+				return n, err
+			}
 		}
-		pending = n
-	}
-	n, err := h.Quota.Store.UnreadNotifications(ctx, u.Username)
+		n.unread, err = h.Quota.Store.UnreadNotifications(ctx, u.Username)
+		return n, err
+	})
 	if err != nil {
-		h.Log.WarnContext(ctx, "count unread notifications", "err", err)
+		h.Log.WarnContext(ctx, "count the nav's badges", "err", err)
 	}
-	return pending, n
+	return n.pending, n.unread
+}
+
+// badgeKey names what the user's badges count: their notifications and,
+// for a lead, the open requests of the teams they decide for.
+func badgeKey(u *auth.User) string {
+	if u.Role < auth.RoleTeamLead {
+		return u.Username
+	}
+	if teams := decidableTeams(u); teams != nil {
+		return u.Username + "|lead:" + strings.Join(teams, ",")
+	}
+	return u.Username + "|admin"
 }
 
 func pathID(c *gin.Context) (int64, error) {

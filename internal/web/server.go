@@ -97,6 +97,10 @@ type Deps struct {
 	Attempts AttemptRecords
 	Webhooks TeamWebhooks
 	Ready    []ReadinessCheck
+	// Changes tells which tables changed (the database announces it), so
+	// that small figures most pages show are kept until then; nil reads
+	// them on every view.
+	Changes *store.Changes
 	// Cluster says whether the Kubernetes API server answers; nil means
 	// it always does.
 	Cluster ClusterContact
@@ -132,6 +136,9 @@ type handler struct {
 	// last days, read from Postgres) between views for teamFiguresTTL; nil
 	// reads it every time.
 	teamRecoveries *sharedFigures[queue.Recovery]
+	// badges keeps each user's nav badge counts until notifications or
+	// quota requests change.
+	badges *keptFigures[navBadgeCounts]
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
@@ -154,9 +161,10 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if d.ReadyTimeout == 0 {
 		d.ReadyTimeout = 2 * time.Second
 	}
-	d.Status = withSharedFigures(d.Status)
+	d.Status = withSharedFigures(d.Status, d.Changes)
 	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(),
-		teamRecoveries: &sharedFigures[queue.Recovery]{}, loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies)}
+		teamRecoveries: &sharedFigures[queue.Recovery]{}, loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies),
+		badges: newKeptFigures[navBadgeCounts](d.Changes, store.TopicNotifications, store.TopicQuotaRequests)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
 		return nil, nil, err
@@ -170,7 +178,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	r.ContextWithFallback = true
 	r.RedirectTrailingSlash = false
 	r.HandleMethodNotAllowed = true
-	r.Use(h.serverTiming, h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody)
+	r.Use(h.serverTiming, h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody, h.noteWrites)
 	r.NoRoute(append(h.sessionMiddleware(), h.notFound)...)
 	r.NoMethod(h.methodNotAllowed)
 

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Topics of the change notices the database's triggers send on
+// changesChannel (migration 00023), one per table a cached figure reads.
+const (
+	TopicNotifications = "notifications"
+	TopicQuotaRequests = "quota_requests"
+	TopicLedger        = "ledger"
+	TopicPrices        = "prices"
+	changesChannel     = "gantry_changes"
+)
+
+// Changes hears, over a connection of its own, which tables other
+// transactions (of any replica) changed, so that a figure read from them
+// can be kept until they change. It only vouches for a figure while it
+// listens: a figure read while it does not, or before it last lost its
+// connection (notices sent meanwhile are lost), is never kept.
+//
+// A notice comes a moment after its commit. So that whoever makes a change
+// through this process sees it on their next view, that view's figures
+// are read afresh: nothing is kept while a write of this process is under
+// way (Writing), and nothing read before one ended.
+type Changes struct {
+	dsn string
+	log *slog.Logger
+
+	mu sync.Mutex
+	// session counts connections: a figure read under an earlier one
+	// may have missed a notice.
+	session uint64
+	live    bool
+	topics  map[string]uint64
+	// writing counts this process's writes under way; written counts
+	// those that ended.
+	writing int
+	written uint64
+}
+
+// ChangeMark is the state of one topic when a figure was read.
+type ChangeMark struct {
+	session, topic, written uint64
+}
+
+// NewChanges returns a Changes that listens once Run runs.
+func NewChanges(dsn string, log *slog.Logger) *Changes {
+	return &Changes{dsn: dsn, log: log, topics: map[string]uint64{}}
+}
+
+// Mark is the state of topic now, to be taken before its figure is read;
+// false if nothing listens (the figure must not be kept).
+func (c *Changes) Mark(topic string) (ChangeMark, bool) {
+	if c == nil {
+		return ChangeMark{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ChangeMark{session: c.session, topic: c.topics[topic], written: c.written}, c.live && c.writing == 0
+}
+
+// Writing notes that this process is about to change the database; the
+// returned func notes that it is done (committed or not).
+func (c *Changes) Writing() (done func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.writing++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.writing--
+		c.written++
+		c.mu.Unlock()
+	}
+}
+
+// Unchanged reports whether topic has had no change since m was taken and
+// the connection that would have heard of one has held since.
+func (c *Changes) Unchanged(topic string, m ChangeMark) bool {
+	now, live := c.Mark(topic)
+	return live && now == m
+}
+
+// Run listens until ctx ends, connecting again (after a pause) whenever
+// the connection is lost.
+func (c *Changes) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := c.listen(ctx)
+		c.mu.Lock()
+		c.live = false
+		c.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.WarnContext(ctx, "listening for database changes", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *Changes) listen(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, c.dsn)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+		return fmt.Errorf("listen on %s: %w", changesChannel, err)
+	}
+	c.mu.Lock()
+	c.session++
+	c.live = true
+	c.mu.Unlock()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for a change: %w", err)
+		}
+		c.mu.Lock()
+		c.topics[n.Payload]++
+		c.mu.Unlock()
+	}
+}

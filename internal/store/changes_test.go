@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+)
+
+// A figure read from a table is vouched for until a transaction of anyone
+// (here another connection) changes the table, a write of this process is
+// under way or ends, or the listening connection is lost.
+func TestChangesHearsCommittedChangesAndVouchesOnlyWhileListening(t *testing.T) {
+	ctx := context.Background()
+	dsn := stacktest.Postgres(t)
+	s, err := Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
+
+	c := NewChanges(dsn, quietLog())
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	var before ChangeMark
+	require.Eventually(t, func() bool {
+		var ok bool
+		before, ok = c.Mark(TopicNotifications)
+		return ok
+	}, 10*time.Second, 10*time.Millisecond, "listening")
+	quota, _ := c.Mark(TopicQuotaRequests)
+	ledger, _ := c.Mark(TopicLedger)
+	assert.True(t, c.Unchanged(TopicNotifications, before), "nothing changed yet")
+
+	require.NoError(t, s.Notify(ctx, Notification{Username: "alice", Text: "bob approved your request", CreatedAt: time.Now()}))
+	assert.Eventually(t, func() bool { return !c.Unchanged(TopicNotifications, before) }, 5*time.Second, 5*time.Millisecond,
+		"a committed notification is heard")
+	assert.True(t, c.Unchanged(TopicQuotaRequests, quota), "another table's figures stay")
+
+	_, err = s.RecordRun(ctx, LedgerRow{RunKey: "uid-1", Team: "vision", Namespace: "team-vision", JobName: "train", Flavor: "h100",
+		Resource: "nvidia.com/gpu", GPUs: 1, Outcome: "succeeded", AdmittedAt: time.Now().Add(-time.Hour), EndedAt: time.Now(), AllocatedGPUHours: 1})
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return !c.Unchanged(TopicLedger, ledger) }, 5*time.Second, 5*time.Millisecond,
+		"a new ledger row moves the ledger's version, which is heard")
+
+	// This process's own write: nothing is vouched for while it runs, nor
+	// anything read before it ended.
+	quota, _ = c.Mark(TopicQuotaRequests)
+	finished := c.Writing()
+	_, ok := c.Mark(TopicQuotaRequests)
+	assert.False(t, ok, "no figure is kept while a write is under way")
+	assert.False(t, c.Unchanged(TopicQuotaRequests, quota))
+	finished()
+	assert.False(t, c.Unchanged(TopicQuotaRequests, quota), "a figure read before the write ended is read again")
+
+	// The listening connection lost: figures read under it are not vouched
+	// for, and the listener connects again.
+	mark, ok := c.Mark(TopicPrices)
+	require.True(t, ok)
+	var killed int
+	require.NoError(t, s.SQL().QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&killed))
+	require.Equal(t, 1, killed, "the listening connection")
+	assert.Eventually(t, func() bool { return !c.Unchanged(TopicPrices, mark) }, 5*time.Second, 5*time.Millisecond,
+		"a figure read before the connection was lost is read again")
+	assert.Eventually(t, func() bool { _, ok := c.Mark(TopicPrices); return ok }, 10*time.Second, 10*time.Millisecond, "listening again")
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// A user's unread count is read once and kept while nothing changes; a
+// notification committed by anyone (another replica, the leader's loops)
+// is counted on the next view, and so is a change the user makes through
+// this replica, without waiting for the database's notice.
+func TestKeptBadgeCountsFollowEveryChange(t *testing.T) {
+	ctx := context.Background()
+	dsn := stacktest.Postgres(t)
+	db, err := store.Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, store.Migrate(ctx, db.SQL(), testLog(t)))
+	changes := store.NewChanges(dsn, testLog(t))
+	runCtx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { changes.Run(runCtx); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicNotifications); return ok }, 10*time.Second, 10*time.Millisecond)
+
+	badges := newKeptFigures[navBadgeCounts](changes, store.TopicNotifications, store.TopicQuotaRequests)
+	var reads atomic.Int64
+	unread := func() int {
+		n, err := badges.get(ctx, "alice", func(ctx context.Context) (navBadgeCounts, error) {
+			reads.Add(1)
+			n, err := db.UnreadNotifications(ctx, "alice")
+			return navBadgeCounts{unread: n}, err
+		})
+		require.NoError(t, err)
+		return n.unread
+	}
+
+	for range 10 {
+		assert.Equal(t, 0, unread())
+	}
+	assert.Equal(t, int64(1), reads.Load(), "ten views, one read")
+
+	// Another replica's (or the leader's) change reaches this one.
+	require.NoError(t, db.Notify(ctx, store.Notification{Username: "alice", Text: "bob approved your request", CreatedAt: time.Now()}))
+	assert.Eventually(t, func() bool { return unread() == 1 }, 5*time.Second, 5*time.Millisecond, "the new notification is counted")
+	reads.Store(0)
+	assert.Equal(t, 1, unread())
+	assert.Zero(t, reads.Load(), "kept again once read")
+
+	// Alice reads her notifications through this replica: her next view
+	// counts none, whether or not the notice has come yet.
+	done := changes.Writing()
+	require.NoError(t, db.MarkNotificationsRead(ctx, "alice", time.Now()))
+	done()
+	assert.Equal(t, 0, unread(), "the view right after her own change")
+
+	// Without a listening connection nothing is kept.
+	cancel()
+	<-stopped
+	reads.Store(0)
+	unread()
+	unread()
+	assert.Equal(t, int64(2), reads.Load(), "every view reads while nobody listens")
+}
