@@ -85,16 +85,6 @@ func (k *keptFigures[V]) unchanged(marks []store.ChangeMark) bool {
 	return true
 }
 
-// forget drops key's figure: its next view reads it.
-func (k *keptFigures[V]) forget(key string) {
-	if k == nil {
-		return
-	}
-	k.mu.Lock()
-	delete(k.byKey, key)
-	k.mu.Unlock()
-}
-
 // keptCosts is a CostStore whose ledger version and prices, read by most
 // team, cluster and job page views, are kept until they change.
 type keptCosts struct {
