@@ -178,7 +178,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	r.ContextWithFallback = true
 	r.RedirectTrailingSlash = false
 	r.HandleMethodNotAllowed = true
-	r.Use(h.serverTiming, h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody, h.noteWrites)
+	r.Use(h.serverTiming, h.requestID, h.requestLog, metrics.middleware, h.securityHeaders, gin.CustomRecovery(h.recovered), h.limitBody)
 	r.NoRoute(append(h.sessionMiddleware(), h.notFound)...)
 	r.NoMethod(h.methodNotAllowed)
 
@@ -197,7 +197,9 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		r.StaticFS("/static", http.FS(d.Static))
 	}
 
-	pages := r.Group("/", h.sessionMiddleware()...)
+	// Writes through the portal's own pages and API (not the notebooks and
+	// endpoints it proxies) are noted for the kept figures.
+	pages := r.Group("/", append([]gin.HandlerFunc{h.noteWrites}, h.sessionMiddleware()...)...)
 	pages.GET("/auth/login", h.login)
 	pages.GET("/auth/callback", h.callback)
 	pages.POST("/auth/logout", h.logout)
@@ -288,7 +290,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 
 	// The API's description is public, so tools can read it before a token exists.
 	r.GET("/api/v1/openapi.json", h.apiOpenAPI)
-	api := r.Group("/api/v1", h.apiMiddleware()...)
+	api := r.Group("/api/v1", append([]gin.HandlerFunc{h.noteWrites}, h.apiMiddleware()...)...)
 	api.GET("/me", h.apiMe)
 	api.GET("/tokens", h.apiTokensList)
 	api.POST("/tokens", h.apiTokensCreate)
