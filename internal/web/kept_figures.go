@@ -14,10 +14,10 @@ import (
 const keptMaxAge = 30 * time.Second
 
 // keptFigures keeps small figures read from PostgreSQL (the nav's badge
-// counts, the ledger's version) by key until a table under them changes,
-// as the database announces to every replica (store.Changes): most views
-// then make one round trip fewer per figure. Without a listening
-// connection every view reads them.
+// counts, the ledger's version, the prices) by key until a table under
+// them changes, as the database announces to every replica
+// (store.Changes): most views then make one round trip fewer per figure.
+// Without a listening connection every view reads them.
 type keptFigures[V any] struct {
 	changes *store.Changes
 	topics  []string
