@@ -85,8 +85,7 @@ func (w *timedWriter) Flush() {
 // request that may write is under way: its user's next view reads them
 // afresh instead of waiting for the database's notice of the change.
 func (h *handler) noteWrites(c *gin.Context) {
-	switch c.Request.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	if safeMethod(c.Request.Method) {
 		c.Next()
 		return
 	}
