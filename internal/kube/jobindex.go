@@ -55,7 +55,23 @@ func compareJobRefs(a, b JobRef) int {
 	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 		return c
 	}
-	return strings.Compare(a.Name, b.Name)
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	// A Job and its Workload filed as outside until the Job arrived share
+	// name and (Kubernetes keeps seconds) creation time: they are two
+	// entries, so that adding one and removing the other keeps the Job.
+	if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	return cmp.Compare(boolRank(a.Outside), boolRank(b.Outside))
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // jobListKey names one of the lists the index keeps: every job of a

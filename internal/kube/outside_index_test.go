@@ -56,3 +56,36 @@ func TestOutsideWorkloadsAreListedFromInformerEvents(t *testing.T) {
 	wh.OnDelete(cache.DeletedFinalStateUnknown{Key: "team-a/pod-bare-1", Obj: bare})
 	require.Empty(t, page(), "a deleted Workload leaves the list")
 }
+
+// Kueue makes a Job's Workload within the Job's second, and the two
+// informers may report the Workload first: it is filed as outside until
+// the Job arrives. The Job stays listed, once, whichever of the job index
+// and the outside refiling handles the Job's arrival first.
+func TestJobWhoseWorkloadArrivedFirstStaysListedOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for _, indexFirst := range []bool{true, false} {
+		workloads := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{indexOwner: workloadOwnerIndex})
+		jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		index := NewJobIndex()
+		o := &outsideWorkloads{index: index, workloads: workloads, owners: map[string]cache.Indexer{KindJob: jobs},
+			listed: map[string]JobRef{}, gantrys: map[string]bool{}}
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job-train-1-abcde", UID: "wl-1",
+			CreationTimestamp: metav1.NewTime(t0), OwnerReferences: []metav1.OwnerReference{{Kind: KindJob, Name: "train-1"}}}}
+		require.NoError(t, workloads.Add(wl))
+		o.workloadHandler().OnAdd(wl, false)
+
+		job := indexedJob("team-a", "train-1", "alice", t0)
+		require.NoError(t, jobs.Add(job))
+		if indexFirst {
+			index.handler().OnAdd(job, false)
+			o.ownerHandler(KindJob).OnAdd(job, false)
+		} else {
+			o.ownerHandler(KindJob).OnAdd(job, false)
+			index.handler().OnAdd(job, false)
+		}
+		refs, total := index.Page(JobQuery{Namespaces: []string{"team-a"}, Limit: 10})
+		want := []JobRef{{Namespace: "team-a", Name: "train-1", Kind: KindJob, Owner: "alice", Created: t0.UnixNano()}}
+		require.Empty(t, cmp.Diff(want, refs), "job index first: %v", indexFirst)
+		require.Equal(t, 1, total)
+	}
+}
