@@ -72,10 +72,21 @@ func (s statusEnv) runningPods(t *testing.T, job string, n int) []*corev1.Pod {
 	return out
 }
 
+// livePod reads a pod from the API server: a status is written over the
+// pod as it is there (as the kubelet does), never over the portal's cached
+// copy, which keeps only what pages read (no finalizers, few labels).
+func (s statusEnv) livePod(t *testing.T, name string) *corev1.Pod {
+	t.Helper()
+	pod, err := s.env.Kube.CoreV1().Pods(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return pod
+}
+
 // failPod writes the status the kubelet writes when the container exits
 // with code: the pod failed.
-func (s statusEnv) failPod(t *testing.T, pod *corev1.Pod, code int32) {
+func (s statusEnv) failPod(t *testing.T, cached *corev1.Pod, code int32) {
 	t.Helper()
+	pod := s.livePod(t, cached.Name)
 	now := metav1.Now()
 	pod.Status.Phase = corev1.PodFailed
 	for i := range pod.Status.ContainerStatuses {

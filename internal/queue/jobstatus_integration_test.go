@@ -281,8 +281,9 @@ func TestNodePressureEvictionNamesTheNode(t *testing.T) {
 		require.NoError(c, err)
 		require.Len(c, pods, 1)
 		require.Equal(c, corev1.PodRunning, pods[0].Status.Phase)
-		pod = pods[0].DeepCopy()
+		pod = pods[0]
 	}, time.Minute, 250*time.Millisecond)
+	pod = s.livePod(t, pod.Name)
 	msg := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki."
 	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, "Evicted", msg
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
