@@ -627,21 +627,31 @@ func (r *Runner) labels(ctx context.Context, w *work, s *Step) (bool, error) {
 	if len(ledger) == 0 && !r.expired(w) {
 		return false, nil
 	}
-	objects := []metav1.Object{job}
-	pods, err := r.Cluster.Pods(w.row.Namespace, w.row.JobName)
-	if err != nil {
-		return false, err
-	}
-	for _, p := range pods {
-		objects = append(objects, p)
-	}
-	// The Services of the launch (a multi-node run's headless Service), read
-	// as the starter: the portal caches no Services.
+	// The job, its pods and its Services (a multi-node run's headless
+	// Service) are read as the starter, once: the portal's caches keep only
+	// the labels its pages read, and no Services.
 	c, err := r.starterClient(w)
 	if err != nil {
 		return false, err
 	}
-	svcs, err := c.CoreV1().Services(w.row.Namespace).List(ctx, metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + w.row.JobName})
+	job, err = c.BatchV1().Jobs(w.row.Namespace).Get(ctx, w.row.JobName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		r.abort(w, s, fmt.Sprintf("the job %s/%s is gone, so its labels cannot be checked.", w.row.Namespace, w.row.JobName))
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("acceptance run %d: read job %s: %w", w.row.ID, w.row.JobName, kube.MapError(err))
+	}
+	objects := []metav1.Object{job}
+	byInstance := metav1.ListOptions{LabelSelector: naming.LabelInstance + "=" + w.row.JobName}
+	pods, err := c.CoreV1().Pods(w.row.Namespace).List(ctx, byInstance)
+	if err != nil {
+		return false, fmt.Errorf("acceptance run %d: list pods: %w", w.row.ID, kube.MapError(err))
+	}
+	for i := range pods.Items {
+		objects = append(objects, &pods.Items[i])
+	}
+	svcs, err := c.CoreV1().Services(w.row.Namespace).List(ctx, byInstance)
 	if err != nil {
 		return false, fmt.Errorf("acceptance run %d: list services: %w", w.row.ID, kube.MapError(err))
 	}

@@ -69,9 +69,10 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex, indexRunning: runningWorkloadIndex}); err != nil {
 		return nil, fmt.Errorf("index workloads by owner: %w", err)
 	}
+	shared := newSharedMaps()
 	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets,
 		"deployments": c.deployments, "pods": c.pods, "workloads": c.workloads} {
-		if err := inf.SetTransform(trimObject); err != nil {
+		if err := inf.SetTransform(shared.trimJobCacheObject); err != nil {
 			return nil, fmt.Errorf("trim %s: %w", name, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // trimSpec drops the parts of a cached object that no page reads. Pods keep
@@ -45,6 +47,75 @@ func trimSpec(obj any) {
 		o.Status.Images = nil
 		o.Status.VolumesAttached, o.Status.VolumesInUse = nil, nil
 	}
+}
+
+// cachedLabel tells the labels of the job cache's objects that the portal
+// reads from the cache: whose team, user, template and pool a job is, the
+// instance that ties a launch's objects together, and a pod's completion
+// index (its attempt). A launched object carries a dozen more (the shared
+// labels every policy asks for); the acceptance run reads those live, so
+// the caches keep a third of each object's labels.
+func cachedLabel(key string) bool {
+	switch key {
+	case naming.LabelTeam, naming.LabelOwner, naming.LabelTemplate, naming.LabelTemplateVersion,
+		naming.LabelPool, naming.LabelInstance, batchv1.JobCompletionIndexAnnotation:
+		return true
+	}
+	return false
+}
+
+// cachedAnnotation tells the annotations read from the job cache: the
+// idle episode a notebook or endpoint was last scaled for, and a pod's
+// completion index (older Jobs set only the annotation).
+func cachedAnnotation(key string) bool {
+	return key == naming.AnnotationIdleEpisode || key == batchv1.JobCompletionIndexAnnotation
+}
+
+// trimJobCacheObject is trimObject for the job cache's objects (Jobs,
+// StatefulSets, Deployments, Pods, Workloads): it also keeps only the
+// labels and annotations the portal reads, drops the selectors of Jobs,
+// StatefulSets and Deployments (their pods are found by the instance
+// label), and shares the maps equal across objects.
+func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetLabels(keepKeys(o.GetLabels(), cachedLabel))
+		o.SetAnnotations(keepKeys(o.GetAnnotations(), cachedAnnotation))
+		o.SetFinalizers(nil)
+	}
+	switch o := obj.(type) {
+	case *kueue.Workload:
+		trimWorkloadStatus(o)
+	case *batchv1.Job:
+		o.Spec.Selector = nil
+	case *appsv1.StatefulSet:
+		o.Spec.Selector = nil
+	case *appsv1.Deployment:
+		o.Spec.Selector = nil
+	}
+	obj, err := trimObject(obj)
+	s.object(obj)
+	return obj, err
+}
+
+// keepKeys is m with only the keys keep tells; nil when none is left.
+func keepKeys(m map[string]string, keep func(string) bool) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if keep(k) {
+			if out == nil {
+				out = make(map[string]string, min(len(m), 8))
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// trimWorkloadStatus keeps what the queue explains a wait or an end from:
+// the conditions and the admission. Requeue state, admission checks,
+// resource requests and scheduling statistics are not read.
+func trimWorkloadStatus(wl *kueue.Workload) {
+	wl.Status = kueue.WorkloadStatus{Conditions: wl.Status.Conditions, Admission: wl.Status.Admission}
 }
 
 // internLabels makes every cached object share one copy of each label key

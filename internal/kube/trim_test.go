@@ -16,11 +16,12 @@ import (
 )
 
 // bloat adds what the caches drop: managedFields and kubectl's copy of the
-// object, beside an annotation pages may read.
+// object, beside an annotation pages read (the idle episode a notebook was
+// last scaled for).
 func bloat(m metav1.ObjectMeta) metav1.ObjectMeta {
 	m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
 		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`)}}
-	m.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: `{"kind":"Job"}`, "gantry.dev/note": "kept"}
+	m.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: `{"kind":"Job"}`, "gantry.dev/idle-episode": "7"}
 	return m
 }
 
@@ -72,7 +73,7 @@ func TestCachesDropManagedFieldsAndLastApplied(t *testing.T) {
 			m := tc.meta()
 			assert.Empty(t, m.GetManagedFields())
 			assert.NotContains(t, m.GetAnnotations(), corev1.LastAppliedConfigAnnotation)
-			assert.Equal(t, "kept", m.GetAnnotations()["gantry.dev/note"], "other annotations stay")
+			assert.Equal(t, "7", m.GetAnnotations()["gantry.dev/idle-episode"], "annotations pages read stay")
 		})
 	}
 }
