@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -130,26 +132,44 @@ func plural(n int64, one, many string) string {
 // StateOf reads a job's idle state for its page; stopped says whether the
 // job is stopped now (a stop by the reclaim is shown only then).
 func (r *Reclaimer) StateOf(ctx context.Context, l store.Launch, stopped bool) (JobState, error) {
-	p, err := r.PolicyFor(ctx, l.Team, catalog.Kind(l.Kind))
-	if err != nil {
+	// The policy, the hold and the latest episode are independent reads:
+	// the job page waits for the slowest, not for the three in turn.
+	var (
+		g                   errgroup.Group
+		p                   Policy
+		h                   store.IdleHold
+		e                   store.IdleEpisode
+		holdErr, episodeErr error
+	)
+	g.Go(func() (err error) {
+		p, err = r.PolicyFor(ctx, l.Team, catalog.Kind(l.Kind))
+		return err
+	})
+	g.Go(func() error {
+		h, holdErr = r.Store.IdleHold(ctx, l.LaunchID)
+		return nil
+	})
+	g.Go(func() error {
+		e, episodeErr = r.Store.LatestIdleEpisode(ctx, l.Namespace, l.Name)
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return JobState{}, err
 	}
 	st := JobState{Policy: p}
-	h, err := r.Store.IdleHold(ctx, l.LaunchID)
 	switch {
-	case err == nil:
+	case holdErr == nil:
 		if h.Exempt || h.Until != nil && h.Until.After(r.now()) {
 			st.Hold = &h
 		}
-	case !errors.Is(err, store.ErrNotFound):
-		return JobState{}, err
+	case !errors.Is(holdErr, store.ErrNotFound):
+		return JobState{}, holdErr
 	}
-	e, err := r.Store.LatestIdleEpisode(ctx, l.Namespace, l.Name)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(episodeErr, store.ErrNotFound) {
 		return st, nil
 	}
-	if err != nil {
-		return JobState{}, err
+	if episodeErr != nil {
+		return JobState{}, episodeErr
 	}
 	if e.LaunchID != l.LaunchID {
 		return st, nil
