@@ -17,14 +17,14 @@ import (
 // startIdleReclaim wires the idle GPU reclaim: the pages always (policies,
 // holds), the loop on the leading replica when it is enabled and
 // Prometheus is configured (no GPU evidence, no reclaim).
-func startIdleReclaim(cfg config.Config, clients *kube.Clients, jobs *kube.JobCache, db *store.Store, launcher *launch.Service,
-	auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*reclaim.Reclaimer, error) {
+func startIdleReclaim(cfg config.Config, clients *kube.Clients, jobs *kube.JobCache, db *store.Store, changes *store.Changes,
+	launcher *launch.Service, auditLog *audit.Log, loops *leader.Loops, log *slog.Logger) (*reclaim.Reclaimer, error) {
 	ir := cfg.IdleReclaim
 	r := &reclaim.Reclaimer{
 		Settings: reclaim.Settings{Interval: ir.Interval, Threshold: ir.Threshold, Window: ir.Window, Grace: ir.Grace,
 			Extension: ir.Extension, MinWindow: ir.MinWindow, MaxWindow: ir.MaxWindow, MaxExtension: ir.MaxExtension},
 		Store: db, Teams: db, Jobs: jobs, Scaler: reclaim.KubeScaler{Client: clients.Kube}, Templates: launcher,
-		Audit: auditLog, Log: log,
+		Audit: auditLog, Log: log, KeptPolicies: store.NewKept[[]store.IdlePolicy](changes, store.TopicIdlePolicies),
 	}
 	if err := r.Settings.Validate(); err != nil {
 		return nil, err

@@ -192,7 +192,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	idle, err := startIdleReclaim(cfg, clients, jobCache, db, launcher, auditLog, loops, log)
+	idle, err := startIdleReclaim(cfg, clients, jobCache, db, changes, launcher, auditLog, loops, log)
 	if err != nil {
 		return err
 	}

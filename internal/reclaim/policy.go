@@ -194,7 +194,7 @@ type policies struct {
 }
 
 func (r *Reclaimer) loadPolicies(ctx context.Context) (policies, error) {
-	rows, err := r.Store.IdlePolicies(ctx)
+	rows, err := r.KeptPolicies.Get(ctx, "", r.Store.IdlePolicies)
 	if err != nil {
 		return policies{}, err
 	}

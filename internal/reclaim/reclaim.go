@@ -111,6 +111,10 @@ type Reclaimer struct {
 	Scaler    Scaler
 	Templates Templates
 	Audit     *audit.Log
+	// KeptPolicies keeps the stored policies (read by every job page view and
+	// each pass of the loop) until the table changes; nil reads them each
+	// time.
+	KeptPolicies *store.Kept[[]store.IdlePolicy]
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger

@@ -11,12 +11,14 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migration 00023), one per table a cached figure reads.
+// changesChannel (migrations 00023 and 00024), one per table a cached
+// figure reads.
 const (
 	TopicNotifications = "notifications"
 	TopicQuotaRequests = "quota_requests"
 	TopicLedger        = "ledger"
 	TopicPrices        = "prices"
+	TopicIdlePolicies  = "idle_policies"
 	changesChannel     = "gantry_changes"
 )
 

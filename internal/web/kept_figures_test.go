@@ -31,10 +31,10 @@ func TestKeptBadgeCountsFollowEveryChange(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-stopped })
 	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicNotifications); return ok }, 10*time.Second, 10*time.Millisecond)
 
-	badges := newKeptFigures[navBadgeCounts](changes, store.TopicNotifications, store.TopicQuotaRequests)
+	badges := store.NewKept[navBadgeCounts](changes, store.TopicNotifications, store.TopicQuotaRequests)
 	var reads atomic.Int64
 	unread := func() int {
-		n, err := badges.get(ctx, "alice", func(ctx context.Context) (navBadgeCounts, error) {
+		n, err := badges.Get(ctx, "alice", func(ctx context.Context) (navBadgeCounts, error) {
 			reads.Add(1)
 			n, err := db.UnreadNotifications(ctx, "alice")
 			return navBadgeCounts{unread: n}, err

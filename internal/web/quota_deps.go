@@ -137,7 +137,7 @@ func (h *handler) navBadges(c *gin.Context, u *auth.User) (pending, unread int) 
 	}
 	ctx := c.Request.Context()
 	lead := u.Role >= auth.RoleTeamLead
-	n, err := h.badges.get(ctx, badgeKey(u), func(ctx context.Context) (navBadgeCounts, error) {
+	n, err := h.badges.Get(ctx, badgeKey(u), func(ctx context.Context) (navBadgeCounts, error) {
 		var n navBadgeCounts
 		var err error
 		if lead {

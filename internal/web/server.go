@@ -138,7 +138,7 @@ type handler struct {
 	teamRecoveries *sharedFigures[queue.Recovery]
 	// badges keeps each user's nav badge counts until notifications or
 	// quota requests change.
-	badges *keptFigures[navBadgeCounts]
+	badges *store.Kept[navBadgeCounts]
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
@@ -164,7 +164,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	d.Status = withSharedFigures(d.Status, d.Changes)
 	h := &handler{Deps: d, teamFigures: newTeamFiguresCache(), ledgerFigures: newLedgerFiguresCache(),
 		teamRecoveries: &sharedFigures[queue.Recovery]{}, loginCookie: auth.NewLoginCookie(d.CSRFKey, d.SecureCookies),
-		badges: newKeptFigures[navBadgeCounts](d.Changes, store.TopicNotifications, store.TopicQuotaRequests)}
+		badges: store.NewKept[navBadgeCounts](d.Changes, store.TopicNotifications, store.TopicQuotaRequests)}
 	metrics, err := newHTTPMetrics(d.Registry)
 	if err != nil {
 		return nil, nil, err
