@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/servertiming"
 )
@@ -112,33 +113,52 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 	cur := func(metric string) (float64, bool, error) {
 		return m.scalar(ctx, fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, namespace, job)), end)
 	}
-	var ok bool
-	var err error
-	if u.Utilization, ok, err = cur(MetricUtil); err != nil {
-		return Usage{}, err
-	}
-	u.HasData = ok
-	if u.MemoryMiB, _, err = cur(MetricMem); err != nil {
-		return Usage{}, err
-	}
-	if u.PowerWatts, _, err = cur(MetricPower); err != nil {
-		return Usage{}, err
-	}
-	step := max(end.Sub(start)/120, 5*time.Second)
-	val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, namespace, job)+")",
-		promv1.Range{Start: start, End: end, Step: step})
-	if err != nil {
-		return Usage{}, fmt.Errorf("query GPU utilization of %s/%s: %w", namespace, job, err)
-	}
-	if mat, ok := val.(model.Matrix); ok && len(mat) > 0 {
-		for _, p := range mat[0].Values {
-			u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
+	// Five independent queries, sent at once: a job page waits for the
+	// slowest, not for the five in turn (each may wait for a core on a busy
+	// Prometheus).
+	var (
+		g                 errgroup.Group
+		peak              float64
+		recent, peakAsked bool
+	)
+	g.Go(func() (err error) {
+		u.Utilization, u.HasData, err = cur(MetricUtil)
+		return err
+	})
+	g.Go(func() (err error) {
+		u.MemoryMiB, _, err = cur(MetricMem)
+		return err
+	})
+	g.Go(func() (err error) {
+		u.PowerWatts, _, err = cur(MetricPower)
+		return err
+	})
+	g.Go(func() error {
+		step := max(end.Sub(start)/120, 5*time.Second)
+		val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, namespace, job)+")",
+			promv1.Range{Start: start, End: end, Step: step})
+		if err != nil {
+			return fmt.Errorf("query GPU utilization of %s/%s: %w", namespace, job, err)
 		}
-	}
-	if end.Sub(start) >= m.idleNow && u.HasData {
-		if u.RecentPeak, u.HasRecent, err = m.peak(ctx, namespace, job, m.idleNow, end); err != nil {
-			return Usage{}, err
+		if mat, ok := val.(model.Matrix); ok && len(mat) > 0 {
+			for _, p := range mat[0].Values {
+				u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
+			}
 		}
+		return nil
+	})
+	if end.Sub(start) >= m.idleNow {
+		peakAsked = true
+		g.Go(func() (err error) {
+			peak, recent, err = m.peak(ctx, namespace, job, m.idleNow, end)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Usage{}, err
+	}
+	if peakAsked && u.HasData {
+		u.RecentPeak, u.HasRecent = peak, recent
 		u.Idle = u.IdleUnder(IdleThreshold)
 	}
 	return u, nil

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/cost"
@@ -76,60 +78,93 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 		q.Status.EndedAt = *rec.DeletedAt
 	}
 
-	if q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name); err != nil {
-		return jobQueue{}, err
-	}
-	pr, err := h.prices(ctx)
-	if err != nil {
-		return jobQueue{}, err
-	}
-	for _, wl := range wls {
-		if r, ok := cost.Ongoing(wl, now); ok {
-			row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
-				AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
-			row.CostUSD, row.USDPerHour = pr.of(r)
-			if h.Status.GPU != nil && r.GPUs > 0 {
-				m, err := h.Status.GPU.MeasuredUse(ctx, ns, rec.Name, r.Admitted, now)
-				if err != nil {
-					// Without measurements the run shows as unmeasured, never as useful.
-					h.Log.WarnContext(ctx, "GPU measurement unavailable", "job", ns+"/"+rec.Name, "err", err)
-				} else {
-					cost.SetMeasured(&row, m)
-				}
-			}
-			q.Ongoing = &row
-		}
-	}
+	// The ended runs, the ongoing run's cost and measured use, the typical
+	// wait and the GPU figures are independent reads (PostgreSQL and
+	// Prometheus): the panel waits for the slowest, not for their sum.
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name)
+		return err
+	})
+	g.Go(func() error {
+		row, err := h.ongoingRow(ctx, rec, wls, now)
+		q.Ongoing = row
+		return err
+	})
 	flavor := q.Status.Allocation.Flavor
 	if q.Status.Pending != nil {
 		flavor = q.Status.Pending.Flavor
 	}
 	if flavor != "" {
-		// The team's week of ended runs, kept until the ledger changes.
-		lf, err := h.ledgerFiguresOf(ctx, rec.Team, now)
-		if err != nil {
-			return jobQueue{}, err
-		}
-		q.TypicalWait = secs(lf.weekP50[flavor])
+		g.Go(func() error {
+			// The team's week of ended runs, kept until the ledger changes.
+			lf, err := h.ledgerFiguresOf(ctx, rec.Team, now)
+			if err != nil {
+				return err
+			}
+			q.TypicalWait = secs(lf.weekP50[flavor])
+			return nil
+		})
 	}
 	if h.Status.GPU != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
-		end := now
-		if !q.Status.EndedAt.IsZero() {
-			end = q.Status.EndedAt
-		}
-		u, err := h.Status.GPU.JobUsage(ctx, ns, rec.Name, q.Status.AdmittedAt, end)
-		if err != nil {
-			// A page without GPU figures beats no page while Prometheus is away.
-			h.Log.WarnContext(ctx, "GPU usage unavailable", "job", ns+"/"+rec.Name, "err", err)
-		} else {
-			// Idle now: under the reclaim policy's threshold for this job, when there is one.
-			if t, ok := h.idleThreshold(ctx, rec); ok && q.Status.EndedAt.IsZero() {
-				u.Idle = u.IdleUnder(t)
-			}
-			q.GPU = &u
-		}
+		g.Go(func() error {
+			q.GPU = h.jobGPUUse(ctx, rec, q.Status, now)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return jobQueue{}, err
 	}
 	return q, nil
+}
+
+// ongoingRow is the cost so far of the job's admitted run, with its
+// measured GPU use; nil when no run is under way.
+func (h *handler) ongoingRow(ctx context.Context, rec store.Launch, wls []*kueue.Workload, now time.Time) (*store.LedgerRow, error) {
+	var out *store.LedgerRow
+	for _, wl := range wls {
+		r, ok := cost.Ongoing(wl, now)
+		if !ok {
+			continue
+		}
+		pr, err := h.prices(ctx)
+		if err != nil {
+			return nil, err
+		}
+		row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
+			AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
+		row.CostUSD, row.USDPerHour = pr.of(r)
+		if h.Status.GPU != nil && r.GPUs > 0 {
+			m, err := h.Status.GPU.MeasuredUse(ctx, rec.Namespace, rec.Name, r.Admitted, now)
+			if err != nil {
+				// Without measurements the run shows as unmeasured, never as useful.
+				h.Log.WarnContext(ctx, "GPU measurement unavailable", "job", rec.Namespace+"/"+rec.Name, "err", err)
+			} else {
+				cost.SetMeasured(&row, m)
+			}
+		}
+		out = &row
+	}
+	return out, nil
+}
+
+// jobGPUUse is the job's GPU use since its admission, marked idle under
+// its reclaim policy's threshold while it runs; nil while Prometheus is
+// away (a page without GPU figures beats no page).
+func (h *handler) jobGPUUse(ctx context.Context, rec store.Launch, st queue.JobStatus, now time.Time) *gpu.Usage {
+	end := now
+	if !st.EndedAt.IsZero() {
+		end = st.EndedAt
+	}
+	u, err := h.Status.GPU.JobUsage(ctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
+	if err != nil {
+		h.Log.WarnContext(ctx, "GPU usage unavailable", "job", rec.Namespace+"/"+rec.Name, "err", err)
+		return nil
+	}
+	if t, ok := h.idleThreshold(ctx, rec); ok && st.EndedAt.IsZero() {
+		u.Idle = u.IdleUnder(t)
+	}
+	return &u
 }
 
 // percentile of values (0..1) by linear interpolation; 0 for none.
