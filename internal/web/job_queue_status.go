@@ -121,15 +121,20 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 // ongoingRow is the cost so far of the job's admitted run, with its
 // measured GPU use; nil when no run is under way.
 func (h *handler) ongoingRow(ctx context.Context, rec store.Launch, wls []*kueue.Workload, now time.Time) (*store.LedgerRow, error) {
-	var out *store.LedgerRow
+	var (
+		out *store.LedgerRow
+		pr  prices
+	)
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
 		if !ok {
 			continue
 		}
-		pr, err := h.prices(ctx)
-		if err != nil {
-			return nil, err
+		if pr == nil {
+			var err error
+			if pr, err = h.prices(ctx); err != nil {
+				return nil, err
+			}
 		}
 		row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
 			AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
