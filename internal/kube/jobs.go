@@ -107,13 +107,20 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 // of a Job's or Workload's size, and a Node's image list most of a Node's.
 func trimObject(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-		if a := o.GetAnnotations(); a != nil {
-			delete(a, corev1.LastAppliedConfigAnnotation)
-		}
+		trimMeta(o, nil)
 	}
 	trimSpec(obj)
 	return obj, nil
+}
+
+// trimMeta drops managedFields and the last-applied copy, and keeps the
+// labels keepLabel tells (every one when nil), interned.
+func trimMeta(o metav1.Object, keepLabel func(string) bool) {
+	o.SetManagedFields(nil)
+	if a := o.GetAnnotations(); a != nil {
+		delete(a, corev1.LastAppliedConfigAnnotation)
+	}
+	o.SetLabels(keepKeys(o.GetLabels(), keepLabel))
 }
 
 // Start runs the informers until ctx is cancelled. It does not block.

@@ -20,9 +20,6 @@ import (
 // is read from their own fields, their Workloads and their Pods). At 10,000
 // jobs the pod templates were most of the caches' memory.
 func trimSpec(obj any) {
-	if o, ok := obj.(metav1.Object); ok {
-		internLabels(o)
-	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		trimPodSpec(&o.Spec)
@@ -78,7 +75,7 @@ func cachedAnnotation(key string) bool {
 // label), and shares the maps equal across objects.
 func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
-		o.SetLabels(keepKeys(o.GetLabels(), cachedLabel))
+		trimMeta(o, cachedLabel)
 		o.SetAnnotations(keepKeys(o.GetAnnotations(), cachedAnnotation))
 		o.SetFinalizers(nil)
 	}
@@ -92,20 +89,23 @@ func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 	case *appsv1.Deployment:
 		o.Spec.Selector = nil
 	}
-	obj, err := trimObject(obj)
+	trimSpec(obj)
 	s.object(obj)
-	return obj, err
+	return obj, nil
 }
 
-// keepKeys is m with only the keys keep tells; nil when none is left.
+// keepKeys is m with only the keys keep tells (every key when keep is
+// nil), each key and value interned: Gantry's labels repeat on every
+// object, and at 10,000 objects per kind their copies were most of what
+// metadata cost. nil when none is left.
 func keepKeys(m map[string]string, keep func(string) bool) map[string]string {
 	var out map[string]string
 	for k, v := range m {
-		if keep(k) {
+		if keep == nil || keep(k) {
 			if out == nil {
 				out = make(map[string]string, min(len(m), 8))
 			}
-			out[k] = v
+			out[unique.Make(k).Value()] = unique.Make(v).Value()
 		}
 	}
 	return out
@@ -116,21 +116,6 @@ func keepKeys(m map[string]string, keep func(string) bool) map[string]string {
 // resource requests and scheduling statistics are not read.
 func trimWorkloadStatus(wl *kueue.Workload) {
 	wl.Status = kueue.WorkloadStatus{Conditions: wl.Status.Conditions, Admission: wl.Status.Admission}
-}
-
-// internLabels makes every cached object share one copy of each label key
-// and value: Gantry's dozen labels repeat on every object, and at 10,000
-// objects per kind their copies are most of what metadata costs.
-func internLabels(o metav1.Object) {
-	l := o.GetLabels()
-	if len(l) == 0 {
-		return
-	}
-	out := make(map[string]string, len(l))
-	for k, v := range l {
-		out[unique.Make(k).Value()] = unique.Make(v).Value()
-	}
-	o.SetLabels(out)
 }
 
 func trimPodSpec(s *corev1.PodSpec) {
