@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"runtime"
 	"strings"
 	"testing"
@@ -68,6 +69,42 @@ func renderedPodSpec(pool string) corev1.PodSpec {
 				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}}}
 }
 
+// recordedEvent is an Event as a controller's recorder writes it about an
+// object of a team.
+func recordedEvent(involved metav1.ObjectMeta, kind, component, typ, reason, message string, i int, at time.Time) *corev1.Event {
+	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: involved.Namespace, Name: fmt.Sprintf("%s.%08x%08x", involved.Name, i, crc32.ChecksumIEEE([]byte(reason))),
+		UID: types.UID(fmt.Sprintf("event-uid-%s-%d", reason, i)), ResourceVersion: fmt.Sprint(100000 + i), CreationTimestamp: metav1.NewTime(at),
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: component, Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsV1: metav1.NewFieldsV1(`{"f:count":{},"f:firstTimestamp":{},"f:involvedObject":{},"f:lastTimestamp":{},"f:message":{},"f:reason":{},"f:source":{"f:component":{}},"f:type":{}}`)}}},
+		InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: involved.Namespace, Name: involved.Name, UID: involved.UID,
+			APIVersion: "v1", ResourceVersion: fmt.Sprint(90000 + i)},
+		Reason: reason, Message: message, Type: typ, Count: 1, Source: corev1.EventSource{Component: component},
+		FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at)}
+}
+
+// jobEvents are the events Kueue, the Job controller and the kubelet record
+// about a launched job: a pending job's two, a running one's seven.
+func jobEvents(job *batchv1.Job, wl *kueue.Workload, pod *corev1.Pod, i int, at time.Time) []kruntime.Object {
+	evs := []kruntime.Object{recordedEvent(job.ObjectMeta, "Job", "kueue-job-controller", corev1.EventTypeNormal, "CreatedWorkload",
+		"Created Workload: "+wl.Namespace+"/"+wl.Name, i, at)}
+	if pod == nil {
+		return append(evs, recordedEvent(wl.ObjectMeta, "Workload", "kueue-admission", corev1.EventTypeWarning, "Pending",
+			"couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed", i, at))
+	}
+	return append(evs,
+		recordedEvent(wl.ObjectMeta, "Workload", "kueue-admission", corev1.EventTypeNormal, "QuotaReserved",
+			"Quota reserved in ClusterQueue "+wl.Namespace+", wait time since queued was 61s", i, at),
+		recordedEvent(wl.ObjectMeta, "Workload", "kueue-admission", corev1.EventTypeNormal, "Admitted",
+			"Admitted by ClusterQueue "+wl.Namespace+", wait time since reservation was 0s", i, at),
+		recordedEvent(job.ObjectMeta, "Job", "kueue-job-controller", corev1.EventTypeNormal, "Started",
+			"Admitted by clusterQueue "+wl.Namespace, i, at),
+		recordedEvent(job.ObjectMeta, "Job", "job-controller", corev1.EventTypeNormal, "SuccessfulCreate",
+			"Created pod: "+pod.Name, i, at),
+		recordedEvent(pod.ObjectMeta, "Pod", "default-scheduler", corev1.EventTypeNormal, "Scheduled",
+			"Successfully assigned "+pod.Namespace+"/"+pod.Name+" to "+pod.Spec.NodeName, i, at),
+		recordedEvent(pod.ObjectMeta, "Pod", "kubelet", corev1.EventTypeNormal, "Started", "Started container main", i, at))
+}
+
 // seededClients are fake clientsets holding the production-like cluster.
 func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 	now := time.Now()
@@ -82,18 +119,20 @@ func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 		wl := &kueue.Workload{ObjectMeta: renderedMeta(team, "job-"+name, i, created),
 			Spec: kueue.WorkloadSpec{QueueName: naming.LocalQueue, PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: job.Spec.Template}}}}
 		wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: job.UID, Controller: new(true)}}
+		var pod *corev1.Pod
 		if i >= benchJobs-benchRunning {
 			at := metav1.NewTime(created.Add(time.Minute))
 			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, LastTransitionTime: at},
 				{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: at}}
 			wl.Status.Admission = &kueue.Admission{ClusterQueue: kueue.ClusterQueueReference(naming.Namespace(team)), PodSetAssignments: []kueue.PodSetAssignment{{Name: "main",
 				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}, ResourceUsage: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}
-			pod := &corev1.Pod{ObjectMeta: renderedMeta(team, name+"-abcde", i, created), Spec: renderedPodSpec("h100"),
+			pod = &corev1.Pod{ObjectMeta: renderedMeta(team, name+"-abcde", i, created), Spec: renderedPodSpec("h100"),
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &at}}
 			pod.Labels[naming.LabelInstance] = name
 			pod.Spec.NodeName = fmt.Sprintf("gpu-%04d", i%benchNodes)
 			kobjs = append(kobjs, pod)
 		}
+		kobjs = append(kobjs, jobEvents(job, wl, pod, i, created)...)
 		qobjs = append(qobjs, wl)
 	}
 	for i := range benchNodes {
@@ -127,6 +166,10 @@ func BenchmarkSeededCaches(b *testing.B) {
 		b.Fatal(err)
 	}
 	nodes := NewNodeCache(kc, 0)
+	events, err := NewEventCache(kc, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
 	queues, err := NewCache(qc, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -134,11 +177,15 @@ func BenchmarkSeededCaches(b *testing.B) {
 	start := time.Now()
 	jobs.Start(ctx)
 	nodes.Start(ctx)
+	events.Start(ctx)
 	queues.Start(ctx)
 	if err := jobs.WaitForSync(ctx); err != nil {
 		b.Fatal(err)
 	}
 	if err := nodes.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := events.WaitForSync(ctx); err != nil {
 		b.Fatal(err)
 	}
 	synced := time.Since(start)

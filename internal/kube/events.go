@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,11 +63,10 @@ func NewEventCache(client kubernetes.Interface, resync time.Duration) (*EventCac
 			}), nil
 		},
 	}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.Event{}, resync, cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
-		indexInvolved:        involvedIndex,
-	})
-	if err := inf.SetTransform(trimEvent); err != nil {
+	// As generated informers do: a client that cannot stream its initial
+	// list (a fake clientset) is listed, then watched.
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, resync, cache.Indexers{indexInvolved: involvedIndex})
+	if err := inf.SetTransform(compactEvent); err != nil {
 		return nil, fmt.Errorf("trim events: %w", err)
 	}
 	return &EventCache{events: inf}, nil
@@ -88,9 +88,55 @@ func (c *EventCache) WaitForSync(ctx context.Context) error {
 	return nil
 }
 
+// Event is what a job page reads of a Kubernetes Event, and all the event
+// cache keeps of one. A team's namespaces hold a few events per job (the Job
+// controller's, Kueue's Pending or Admitted, a pod's), so at 10,000 jobs the
+// cache holds tens of thousands. A decoded corev1.Event is a 600-byte struct
+// with a dozen strings of its own; this is a third of the struct, and its
+// strings that repeat on every event (namespace, kind, type, reason) are one
+// copy each. Messages are kept as they came: most name their object.
+type Event struct {
+	// Namespace, Name and ResourceVersion are the Event's own: the cache's
+	// key and the informer's bookkeeping.
+	Namespace, Name, ResourceVersion string
+	// Kind, Object and ObjectNamespace name the object the event is about.
+	Kind, Object, ObjectNamespace string
+	Type, Reason, Message         string
+	Count                         int32
+	// LastSeen is when the event last happened (see LastSeen).
+	LastSeen time.Time
+}
+
+// GetObjectMeta lets the informer key and version the compact event as it
+// does an API object.
+func (e *Event) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Name, ResourceVersion: e.ResourceVersion}
+}
+
+// compactEvent is the event cache's transform: a decoded corev1.Event
+// becomes an Event. Anything else (an Event already made compact, which a
+// relist's tombstones pass through again) is kept as it is.
+func compactEvent(obj any) (any, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
+	}
+	in := func(s string) string { return unique.Make(s).Value() }
+	objectNamespace := e.InvolvedObject.Namespace
+	if objectNamespace == "" {
+		objectNamespace = e.Namespace
+	}
+	return &Event{
+		Namespace: in(e.Namespace), Name: e.Name, ResourceVersion: e.ResourceVersion,
+		Kind: in(e.InvolvedObject.Kind), Object: e.InvolvedObject.Name, ObjectNamespace: in(objectNamespace),
+		Type: in(e.Type), Reason: in(e.Reason), Message: e.Message,
+		Count: e.Count, LastSeen: LastSeen(e),
+	}, nil
+}
+
 // EventsAbout returns the events about the named object (kind is the
 // object's kind: Job, Pod, Workload…), most recent first.
-func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*corev1.Event, error) {
+func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*Event, error) {
 	if !c.HasSynced() {
 		return nil, ErrNotSynced
 	}
@@ -98,13 +144,13 @@ func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*corev1.Event,
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s %s/%s from cache: %w", kind, namespace, name, err)
 	}
-	out := make([]*corev1.Event, 0, len(objs))
+	out := make([]*Event, 0, len(objs))
 	for _, o := range objs {
-		if e, ok := o.(*corev1.Event); ok {
+		if e, ok := o.(*Event); ok {
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b *corev1.Event) int { return LastSeen(b).Compare(LastSeen(a)) })
+	slices.SortFunc(out, func(a, b *Event) int { return b.LastSeen.Compare(a.LastSeen) })
 	return out, nil
 }
 
@@ -138,22 +184,9 @@ func involvedKey(namespace, kind, name string) string {
 }
 
 func involvedIndex(obj any) ([]string, error) {
-	e, ok := obj.(*corev1.Event)
+	e, ok := obj.(*Event)
 	if !ok {
 		return nil, nil
 	}
-	ns := e.InvolvedObject.Namespace
-	if ns == "" {
-		ns = e.Namespace
-	}
-	return []string{involvedKey(ns, e.InvolvedObject.Kind, e.InvolvedObject.Name)}, nil
-}
-
-// trimEvent drops what the pages never read, to keep the cache small.
-func trimEvent(obj any) (any, error) {
-	if e, ok := obj.(*corev1.Event); ok {
-		e.ManagedFields = nil
-		e.Annotations = nil
-	}
-	return obj, nil
+	return []string{involvedKey(e.ObjectNamespace, e.Kind, e.Object)}, nil
 }

@@ -2,10 +2,14 @@ package kube
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestEventCacheKeepsTeamEventsAboutJobsAndIndexesThemByObject(t *testing.T) {
@@ -27,9 +31,46 @@ func TestEventCacheKeepsTeamEventsAboutJobsAndIndexesThemByObject(t *testing.T) 
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.keep, keepEvent(tc.event))
-			got, err := involvedIndex(tc.event)
+			compact, err := compactEvent(tc.event)
+			assert.NoError(t, err)
+			got, err := involvedIndex(compact)
 			assert.NoError(t, err)
 			assert.Equal(t, tc.wantIndex, got)
 		})
 	}
+}
+
+func TestEventCacheKeepsACompactEventWithWhatJobPagesRead(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	full := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-nlp", Name: "job-train.18a7f", ResourceVersion: "4711", UID: "u-1",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kueue"}}, Annotations: map[string]string{"a": "b"}},
+		InvolvedObject: corev1.ObjectReference{Kind: "Workload", Name: "job-train", UID: "u-2", APIVersion: "kueue.x-k8s.io/v1beta2"},
+		Type:           corev1.EventTypeWarning, Reason: "Pending", Count: 3,
+		Message:        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed",
+		Source:         corev1.EventSource{Component: "kueue-admission", Host: "node-1"},
+		FirstTimestamp: metav1.NewTime(at.Add(-time.Hour)), LastTimestamp: metav1.NewTime(at.Add(-time.Minute)),
+		Series: &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(at)},
+	}
+	obj, err := compactEvent(full)
+	require.NoError(t, err)
+	e, ok := obj.(*Event)
+	require.True(t, ok, "the cache keeps the compact form, got %T", obj)
+	assert.Equal(t, &Event{Namespace: "team-nlp", Name: "job-train.18a7f", ResourceVersion: "4711",
+		Kind: "Workload", Object: "job-train", ObjectNamespace: "team-nlp",
+		Type: corev1.EventTypeWarning, Reason: "Pending", Message: full.Message, Count: 3, LastSeen: at}, e,
+		"the series' last time is when it last happened; an involved object without a namespace is in the event's")
+
+	// The informer keys and versions it as it does the API object.
+	key, err := cache.MetaNamespaceKeyFunc(e)
+	require.NoError(t, err)
+	assert.Equal(t, "team-nlp/job-train.18a7f", key)
+	m, err := apimeta.Accessor(e)
+	require.NoError(t, err)
+	assert.Equal(t, "4711", m.GetResourceVersion())
+
+	// A relist passes what the cache holds through the transform again.
+	again, err := compactEvent(e)
+	require.NoError(t, err)
+	assert.Same(t, e, again)
 }

@@ -17,18 +17,17 @@ import (
 )
 
 // fakeEvents serves events by "namespace/kind/name".
-type fakeEvents map[string][]*corev1.Event
+type fakeEvents map[string][]*kube.Event
 
-func (f fakeEvents) EventsAbout(namespace, kind, name string) ([]*corev1.Event, error) {
+func (f fakeEvents) EventsAbout(namespace, kind, name string) ([]*kube.Event, error) {
 	if f == nil {
 		return nil, kube.ErrNotSynced
 	}
 	return f[namespace+"/"+kind+"/"+name], nil
 }
 
-func event(reason, message string, count int32, at time.Time) *corev1.Event {
-	return &corev1.Event{Reason: reason, Message: message, Count: count, Type: corev1.EventTypeWarning,
-		LastTimestamp: metav1.NewTime(at)}
+func event(reason, message string, count int32, at time.Time) *kube.Event {
+	return &kube.Event{Reason: reason, Message: message, Count: count, Type: corev1.EventTypeWarning, LastSeen: at}
 }
 
 func TestJobStatusListsRecentEventsOfTheJobItsWorkloadAndPods(t *testing.T) {

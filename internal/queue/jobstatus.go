@@ -69,7 +69,7 @@ type JobEvent struct {
 
 // EventSource is the informer cache of events, indexed by involved object.
 type EventSource interface {
-	EventsAbout(namespace, kind, name string) ([]*corev1.Event, error)
+	EventsAbout(namespace, kind, name string) ([]*kube.Event, error)
 }
 
 // Moment is a phase change.
@@ -224,7 +224,7 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 		// An eviction resets the Admitted condition, so the object no
 		// longer says when the run was admitted; Kueue's Admitted event does.
 		if e, ok := r.admittedEvent(wl); ok {
-			st.Timeline = append(st.Timeline, Moment{At: kube.LastSeen(e), Phase: PhaseAdmitted, Detail: e.Message})
+			st.Timeline = append(st.Timeline, Moment{At: e.LastSeen, Phase: PhaseAdmitted, Detail: e.Message})
 		}
 	}
 	if c := trueCond(conds, kueue.WorkloadFinished); c != nil {
@@ -258,7 +258,7 @@ func (r StatusReader) JobStatus(ctx context.Context, in StatusInput) JobStatus {
 // events gathers the recent events about the job (the owners of its
 // Workloads), its Workloads and its pods, most recent first.
 // admittedEvent finds Kueue's latest "Admitted" event of the workload.
-func (r StatusReader) admittedEvent(wl *kueue.Workload) (*corev1.Event, bool) {
+func (r StatusReader) admittedEvent(wl *kueue.Workload) (*kube.Event, bool) {
 	if r.Events == nil {
 		return nil, false
 	}
@@ -266,9 +266,9 @@ func (r StatusReader) admittedEvent(wl *kueue.Workload) (*corev1.Event, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var found *corev1.Event
+	var found *kube.Event
 	for _, e := range evs {
-		if e.Reason == "Admitted" && (found == nil || kube.LastSeen(e).After(kube.LastSeen(found))) {
+		if e.Reason == "Admitted" && (found == nil || e.LastSeen.After(found.LastSeen)) {
 			found = e
 		}
 	}
@@ -305,7 +305,7 @@ func (r StatusReader) events(in StatusInput) []JobEvent {
 		}
 		for _, e := range evs {
 			out = append(out, JobEvent{Object: rf.kind + " " + rf.name, Type: e.Type, Reason: e.Reason, Message: e.Message,
-				Count: max(e.Count, 1), LastSeen: kube.LastSeen(e)})
+				Count: max(e.Count, 1), LastSeen: e.LastSeen})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b JobEvent) int { return b.LastSeen.Compare(a.LastSeen) })
