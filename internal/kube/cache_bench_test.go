@@ -120,10 +120,14 @@ func seededClients() (*kubefake.Clientset, *kueuefake.Clientset) {
 			Spec: kueue.WorkloadSpec{QueueName: naming.LocalQueue, PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: job.Spec.Template}}}}
 		wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: job.UID, Controller: new(true)}}
 		var pod *corev1.Pod
+		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, LastTransitionTime: metav1.NewTime(created),
+			Reason: "Pending", Message: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"}}
 		if i >= benchJobs-benchRunning {
 			at := metav1.NewTime(created.Add(time.Minute))
-			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, LastTransitionTime: at},
-				{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: at}}
+			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, LastTransitionTime: at,
+				Reason: "QuotaReserved", Message: "Quota reserved in ClusterQueue " + naming.Namespace(team)},
+				{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: at,
+					Reason: "Admitted", Message: "The workload is admitted"}}
 			wl.Status.Admission = &kueue.Admission{ClusterQueue: kueue.ClusterQueueReference(naming.Namespace(team)), PodSetAssignments: []kueue.PodSetAssignment{{Name: "main",
 				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}, ResourceUsage: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}
 			pod = &corev1.Pod{ObjectMeta: renderedMeta(team, name+"-abcde", i, created), Spec: renderedPodSpec("h100"),

@@ -113,9 +113,16 @@ func keepKeys(m map[string]string, keep func(string) bool) map[string]string {
 
 // trimWorkloadStatus keeps what the queue explains a wait or an end from:
 // the conditions and the admission. Requeue state, admission checks,
-// resource requests and scheduling statistics are not read.
+// resource requests and scheduling statistics are not read. A condition's
+// strings are interned: thousands of waiting Workloads carry the same
+// "couldn't assign flavors … 8 more needed", and admitted ones the same
+// "Quota reserved in ClusterQueue team-…".
 func trimWorkloadStatus(wl *kueue.Workload) {
 	wl.Status = kueue.WorkloadStatus{Conditions: wl.Status.Conditions, Admission: wl.Status.Admission}
+	for i := range wl.Status.Conditions {
+		c := &wl.Status.Conditions[i]
+		c.Type, c.Reason, c.Message = unique.Make(c.Type).Value(), unique.Make(c.Reason).Value(), unique.Make(c.Message).Value()
+	}
 }
 
 func trimPodSpec(s *corev1.PodSpec) {
