@@ -27,11 +27,14 @@ build:
 # ISOLATED_TESTS start whole stacks of their own, each in a network namespace
 # of its own (internal/devcluster's isolatedStack): they share nothing with the
 # local stack the other tests use, so they run beside those instead of after
-# them. They are most of devcluster's five minutes.
+# them. They are most of devcluster's five minutes. The browser tests (./e2e)
+# likewise run on a stack of their own (deploy/local/on-own-stack.sh), beside
+# the rest.
 ISOLATED_TESTS = ^(TestStackUpAndDownTenTimesColdCacheBusyCores|TestFailedUpLeavesNothingAndNamesTheCause)$$
 # Every test's events, for the slowest-tests summary at the end of make test.
 TEST_JSON := .local/test-events.json
 ISOLATED_JSON := .local/test-events-isolated.json
+E2E_JSON := .local/test-events-e2e.json
 GOTESTSUM := $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg
 
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
@@ -41,12 +44,15 @@ test: prerequisites check-generated lint helm-lint
 	@mkdir -p .local; \
 	$(GOTESTSUM) --jsonfile $(ISOLATED_JSON) -- $(TEST_FLAGS) -run '$(ISOLATED_TESTS)' ./internal/devcluster \
 		> .local/test-isolated.log 2>&1 & isolated=$$!; \
-	$(GOTESTSUM) --jsonfile $(TEST_JSON) -- $(TEST_FLAGS) -skip '$(ISOLATED_TESTS)' ./...; status=$$?; \
+	deploy/local/on-own-stack.sh e2e-stack $(GOTESTSUM) --jsonfile $(E2E_JSON) -- $(TEST_FLAGS) ./e2e \
+		> .local/test-e2e.log 2>&1 & e2e=$$!; \
+	$(GOTESTSUM) --jsonfile $(TEST_JSON) -- $(TEST_FLAGS) -skip '$(ISOLATED_TESTS)' $$($(GO) list ./... | grep -v '/e2e$$'); status=$$?; \
 	wait $$isolated; isolated_status=$$?; \
-	echo "--- tests on stacks of their own (beside the others):"; cat .local/test-isolated.log; \
+	wait $$e2e; e2e_status=$$?; \
+	echo "--- tests on stacks of their own (beside the others):"; cat .local/test-isolated.log .local/test-e2e.log; \
 	echo "--- slowest tests (over 20s):"; \
-	cat $(TEST_JSON) $(ISOLATED_JSON) | $(GO) tool gotestsum tool slowest --threshold 20s; \
-	[ $$status -eq 0 ] && [ $$isolated_status -eq 0 ]
+	cat $(TEST_JSON) $(ISOLATED_JSON) $(E2E_JSON) | $(GO) tool gotestsum tool slowest --threshold 20s; \
+	[ $$status -eq 0 ] && [ $$isolated_status -eq 0 ] && [ $$e2e_status -eq 0 ]
 
 ## unit: the tests that need nothing running (tests of the local stack skip under -short)
 unit:

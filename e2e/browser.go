@@ -32,7 +32,8 @@ const (
 // Browser is a fresh headless Chromium (own profile, no cookies) for one
 // test, pointed at one portal. Its methods fail the test on error, with the
 // current URL in the message, and a screenshot of the page is saved to
-// .local/e2e-screenshots/<test>.png when the test fails.
+// e2e-screenshots/<test>.png under the stack's .local folder when the test
+// fails.
 type Browser struct {
 	t      testing.TB
 	ctx    context.Context
@@ -393,7 +394,7 @@ func (b *Browser) saveScreenshot() {
 		b.t.Logf("e2e: screenshot: %v", err)
 		return
 	}
-	dir := filepath.Join(b.portal.Stack.Layout.Root, ".local", "e2e-screenshots")
+	dir := filepath.Join(b.portal.Stack.Layout.Local(), "e2e-screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Logf("e2e: screenshot: %v", err)
 		return

@@ -54,8 +54,16 @@ func isGantryModule(goMod string) bool {
 	return false
 }
 
-// Local is the git-ignored folder for everything the stack writes.
-func (l Layout) Local() string { return filepath.Join(l.Root, ".local") }
+// Local is the git-ignored folder for everything the stack writes: .local,
+// or $GANTRY_LOCAL_DIR when set. A second stack runs from the same checkout
+// with a folder of its own (make test runs the browser tests on one, in a
+// network namespace of its own, beside the other packages' tests).
+func (l Layout) Local() string {
+	if d := os.Getenv("GANTRY_LOCAL_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(l.Root, ".local")
+}
 
 // Logs is the folder of component logs.
 func (l Layout) Logs() string { return filepath.Join(l.Local(), "logs") }
