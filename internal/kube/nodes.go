@@ -48,7 +48,7 @@ func NewNodeCache(client kubernetes.Interface, resync time.Duration) *NodeCache 
 	factory := informers.NewSharedInformerFactory(client, resync)
 	n := factory.Core().V1().Nodes()
 	// SetTransform only fails on a started informer; this one is new.
-	_ = n.Informer().SetTransform(trimObject)
+	_ = n.Informer().SetTransform(newSharedMaps().trimNode)
 	c := &NodeCache{factory: factory, nodes: n.Informer(), lister: n.Lister(), pools: map[string]flavorPool{}}
 	// AddEventHandler only fails on a stopped informer; this one is new.
 	_, _ = c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -33,7 +33,10 @@ func TestCachesDropManagedFieldsAndLastApplied(t *testing.T) {
 		Spec: kueue.WorkloadSpec{QueueName: "default"}}
 	node := &corev1.Node{ObjectMeta: bloat(metav1.ObjectMeta{Name: "gpu-0", Labels: map[string]string{"pool": "h100"}}),
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
-			Images: []corev1.ContainerImage{{Names: []string{"nvcr.io/nvidia/pytorch:24.01"}, SizeBytes: 20 << 30}}}}
+			Capacity:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Message: "kubelet is posting ready status"}},
+			NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "fake", OperatingSystem: "linux"},
+			Images:     []corev1.ContainerImage{{Names: []string{"nvcr.io/nvidia/pytorch:24.01"}, SizeBytes: 20 << 30}}}}
 	kc := kubefake.NewClientset(job, node)
 	jobs, err := NewJobCache(kc, kueuefake.NewSimpleClientset(wl), 0)
 	require.NoError(t, err)
@@ -47,6 +50,8 @@ func TestCachesDropManagedFieldsAndLastApplied(t *testing.T) {
 
 	cases := map[string]struct {
 		meta func() metav1.Object
+		// noAnnotations: no page reads a Node's annotations, so none is kept.
+		noAnnotations bool
 	}{
 		"job": {meta: func() metav1.Object {
 			j, err := jobs.Job("team-vision", "train-a")
@@ -64,15 +69,22 @@ func TestCachesDropManagedFieldsAndLastApplied(t *testing.T) {
 			n, err := nodes.lister.Get("gpu-0")
 			require.NoError(t, err)
 			assert.Empty(t, n.Status.Images, "the image list is dropped")
+			assert.Empty(t, n.Status.Conditions, "heartbeats are not kept")
+			assert.Empty(t, n.Status.Capacity, "only allocatable is read")
+			assert.Equal(t, "h100", n.Labels["pool"], "the pool label stays")
 			assert.Equal(t, "8", n.Status.Allocatable.Name("nvidia.com/gpu", resource.DecimalSI).String(), "capacity stays")
 			return n
-		}},
+		}, noAnnotations: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			m := tc.meta()
 			assert.Empty(t, m.GetManagedFields())
 			assert.NotContains(t, m.GetAnnotations(), corev1.LastAppliedConfigAnnotation)
+			if tc.noAnnotations {
+				assert.Empty(t, m.GetAnnotations())
+				return
+			}
 			assert.Equal(t, "7", m.GetAnnotations()["gantry.dev/idle-episode"], "annotations pages read stay")
 		})
 	}
