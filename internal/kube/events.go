@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +102,8 @@ type Event struct {
 	Kind, Object, ObjectNamespace string
 	Type, Reason, Message         string
 	Count                         int32
-	// LastSeen is when the event last happened (see LastSeen).
+	// LastSeen is when the event last happened: its series' or its own
+	// last time, or when it was first recorded.
 	LastSeen time.Time
 }
 
@@ -121,16 +121,15 @@ func compactEvent(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	in := func(s string) string { return unique.Make(s).Value() }
 	objectNamespace := e.InvolvedObject.Namespace
 	if objectNamespace == "" {
 		objectNamespace = e.Namespace
 	}
 	return &Event{
-		Namespace: in(e.Namespace), Name: e.Name, ResourceVersion: e.ResourceVersion,
-		Kind: in(e.InvolvedObject.Kind), Object: e.InvolvedObject.Name, ObjectNamespace: in(objectNamespace),
-		Type: in(e.Type), Reason: in(e.Reason), Message: e.Message,
-		Count: e.Count, LastSeen: LastSeen(e),
+		Namespace: intern(e.Namespace), Name: e.Name, ResourceVersion: e.ResourceVersion,
+		Kind: intern(e.InvolvedObject.Kind), Object: e.InvolvedObject.Name, ObjectNamespace: intern(objectNamespace),
+		Type: intern(e.Type), Reason: intern(e.Reason), Message: e.Message,
+		Count: e.Count, LastSeen: lastSeen(e),
 	}, nil
 }
 
@@ -154,9 +153,9 @@ func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*Event, error)
 	return out, nil
 }
 
-// LastSeen is when an event last happened: its series' or its own last
+// lastSeen is when an event last happened: its series' or its own last
 // time, falling back to when it was first recorded.
-func LastSeen(e *corev1.Event) time.Time {
+func lastSeen(e *corev1.Event) time.Time {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
 		return e.Series.LastObservedTime.Time

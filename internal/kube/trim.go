@@ -119,11 +119,14 @@ func keepKeys(m map[string]string, keep func(string) bool) map[string]string {
 			if out == nil {
 				out = make(map[string]string, min(len(m), 8))
 			}
-			out[unique.Make(k).Value()] = unique.Make(v).Value()
+			out[intern(k)] = intern(v)
 		}
 	}
 	return out
 }
+
+// intern is the one copy of s that equal strings across the caches share.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // trimWorkloadStatus keeps what the queue explains a wait or an end from:
 // the conditions and the admission. Requeue state, admission checks,
@@ -135,7 +138,7 @@ func trimWorkloadStatus(wl *kueue.Workload) {
 	wl.Status = kueue.WorkloadStatus{Conditions: wl.Status.Conditions, Admission: wl.Status.Admission}
 	for i := range wl.Status.Conditions {
 		c := &wl.Status.Conditions[i]
-		c.Type, c.Reason, c.Message = unique.Make(c.Type).Value(), unique.Make(c.Reason).Value(), unique.Make(c.Message).Value()
+		c.Type, c.Reason, c.Message = intern(c.Type), intern(c.Reason), intern(c.Message)
 	}
 }
 
