@@ -12,6 +12,7 @@
 # else.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
 name=$1
 shift
 
@@ -31,5 +32,4 @@ cleanup() {
 trap cleanup EXIT
 ip netns exec "$netns" ip link set lo up || exit 1
 
-cd "$root"
 ip netns exec "$netns" "$@"
