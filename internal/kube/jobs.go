@@ -104,7 +104,7 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 
 // trimObject drops what no page reads before an object enters a cache:
 // managedFields and kubectl's last-applied copy of the whole object are most
-// of a Job's or Workload's size, and a Node's image list most of a Node's.
+// of a Job's or Workload's size. (Nodes have trimNode.)
 func trimObject(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		trimMeta(o, nil)
