@@ -4,11 +4,15 @@
 SHELL := /bin/bash
 GO ?= go
 GANTRY_DEV := $(GO) run ./cmd/gantry-dev
+MODULE := github.com/gantry-dev/gantry
 # Integration and end-to-end tests share one local stack, and its simulated
 # GPUs are finite (two H100 nodes): packages whose tests hold 8-GPU jobs
-# would starve each other when run side by side, so test binaries run one
-# at a time.
-TEST_FLAGS ?= -p 1 -timeout 25m
+# would starve each other when run side by side, and some restart the API
+# server or PostgreSQL. So a test binary holds the stack's test lock from its
+# first use of the stack until it exits (stacktest, devcluster.LockForTests):
+# binaries take turns on the stack, while -p 2 lets the go tool build (link)
+# the next test binaries and run the ones that need no stack beside them.
+TEST_FLAGS ?= -p 2 -timeout 25m
 
 .PHONY: run test unit screenshots lint helm-lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local prerequisites
 
@@ -31,9 +35,14 @@ build:
 # likewise run on a stack of their own (deploy/local/on-own-stack.sh), beside
 # the rest.
 ISOLATED_TESTS = ^(TestStackUpAndDownTenTimesColdCacheBusyCores|TestFailedUpLeavesNothingAndNamesTheCause)$$
+# LATER_STACK_PACKAGES run on a stack of their own too, once the isolated
+# tests are done (deploy/local/on-own-stack.sh), so that the lane of the
+# shared stack, the longest, is not longer than the other two.
+LATER_STACK_PACKAGES = ./internal/queue
 # Every test's events, for the slowest-tests summary at the end of make test.
 TEST_JSON := .local/test-events.json
 ISOLATED_JSON := .local/test-events-isolated.json
+LATER_JSON := .local/test-events-later.json
 E2E_JSON := .local/test-events-e2e.json
 GOTESTSUM := $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg
 
@@ -42,16 +51,17 @@ test: prerequisites check-generated lint helm-lint
 	$(GANTRY_DEV) up
 	cd deploy/local/idp && npm test
 	@mkdir -p .local; \
-	$(GOTESTSUM) --jsonfile $(ISOLATED_JSON) -- $(TEST_FLAGS) -run '$(ISOLATED_TESTS)' ./internal/devcluster \
-		> .local/test-isolated.log 2>&1 & isolated=$$!; \
+	{ $(GOTESTSUM) --jsonfile $(ISOLATED_JSON) -- $(TEST_FLAGS) -run '$(ISOLATED_TESTS)' ./internal/devcluster; first=$$?; \
+	  deploy/local/on-own-stack.sh later-stack $(GOTESTSUM) --jsonfile $(LATER_JSON) -- $(TEST_FLAGS) $(LATER_STACK_PACKAGES); \
+	  [ $$? -eq 0 ] && [ $$first -eq 0 ]; } > .local/test-isolated.log 2>&1 & isolated=$$!; \
 	deploy/local/on-own-stack.sh e2e-stack $(GOTESTSUM) --jsonfile $(E2E_JSON) -- $(TEST_FLAGS) ./e2e \
 		> .local/test-e2e.log 2>&1 & e2e=$$!; \
-	$(GOTESTSUM) --jsonfile $(TEST_JSON) -- $(TEST_FLAGS) -skip '$(ISOLATED_TESTS)' $$($(GO) list ./... | grep -v '/e2e$$'); status=$$?; \
+	$(GOTESTSUM) --jsonfile $(TEST_JSON) -- $(TEST_FLAGS) -skip '$(ISOLATED_TESTS)' $$($(GO) list ./... | grep -v '/e2e$$' | grep -v -x -F $(LATER_STACK_PACKAGES:./%=-e $(MODULE)/%)); status=$$?; \
 	wait $$isolated; isolated_status=$$?; \
 	wait $$e2e; e2e_status=$$?; \
 	echo "--- tests on stacks of their own (beside the others):"; cat .local/test-isolated.log .local/test-e2e.log; \
 	echo "--- slowest tests (over 20s):"; \
-	cat $(TEST_JSON) $(ISOLATED_JSON) $(E2E_JSON) | $(GO) tool gotestsum tool slowest --threshold 20s; \
+	cat $(TEST_JSON) $(ISOLATED_JSON) $(LATER_JSON) $(E2E_JSON) | $(GO) tool gotestsum tool slowest --threshold 20s; \
 	[ $$status -eq 0 ] && [ $$isolated_status -eq 0 ] && [ $$e2e_status -eq 0 ]
 
 ## unit: the tests that need nothing running (tests of the local stack skip under -short)

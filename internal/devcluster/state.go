@@ -62,10 +62,23 @@ func writeState(l Layout, st State) error {
 // lock takes an exclusive lock on .local/lock so concurrent `up`/`down`
 // calls (two test binaries, a developer and a test) do not race.
 func lock(ctx context.Context, l Layout) (unlock func(), err error) {
+	return lockFile(ctx, l, "lock")
+}
+
+// LockForTests takes the stack's test lock (.local/tests.lock), waiting for
+// it as long as ctx allows: test binaries that use one stack hold it from
+// their first use of the stack until they exit, so they run one at a time on
+// that stack (they hold its finite GPUs, and some restart its API server or
+// PostgreSQL) while the go tool builds and runs the others beside them.
+func LockForTests(ctx context.Context, l Layout) (unlock func(), err error) {
+	return lockFile(ctx, l, "tests.lock")
+}
+
+func lockFile(ctx context.Context, l Layout, name string) (unlock func(), err error) {
 	if err := os.MkdirAll(l.Local(), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", l.Local(), err)
 	}
-	f, err := os.OpenFile(filepath.Join(l.Local(), "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(l.Local(), name), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}

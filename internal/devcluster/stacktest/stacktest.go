@@ -46,6 +46,10 @@ type Env struct {
 var upOnce struct {
 	sync.Mutex
 	done map[string]bool
+	// release is the stack's test lock, held until the binary exits: kept
+	// here so that the lock file is never closed (and the lock dropped)
+	// while the binary still uses the stack.
+	release func()
 }
 
 // up brings up the given parts once per test binary.
@@ -69,6 +73,22 @@ func up(t testing.TB, groups ...string) devcluster.State {
 	s, err := devcluster.New(wd, testWriter{t})
 	if err != nil {
 		t.Fatalf("stacktest: %v", err)
+	}
+	if upOnce.release == nil {
+		// Test binaries take turns on one stack (see devcluster.LockForTests);
+		// `make test` runs two at a time, so one may wait here for the other.
+		// The wait counts in the time of the test that waited: say so.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		t0 := time.Now()
+		release, err := devcluster.LockForTests(ctx, s.Layout())
+		cancel()
+		if err != nil {
+			t.Fatalf("stacktest: wait for the other test binary on this stack to finish: %v", err)
+		}
+		if waited := time.Since(t0); waited > time.Second {
+			t.Logf("stacktest: waited %s for another test binary to finish with the stack", waited.Round(time.Second))
+		}
+		upOnce.release = release
 	}
 	if upOnce.done == nil {
 		upOnce.done = map[string]bool{}
