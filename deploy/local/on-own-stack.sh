@@ -9,7 +9,8 @@
 # `make test` runs the browser tests (./e2e) this way, beside the other
 # packages: they hold the local cluster's GPUs and restart its API server and
 # PostgreSQL, so on the shared stack they could only run after everything
-# else.
+# else. It runs LATER_STACK_PACKAGES this way too, after the isolated
+# devcluster tests, to shorten the shared stack's lane.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
