@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/problem"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -130,6 +132,10 @@ func ruleState(r store.AcceptanceRule) RuleState {
 	return s
 }
 
+// teamReadsAtOnce bounds how many of a team's accounting reads run at
+// once, so that one recompute leaves connections in the pool for others.
+const teamReadsAtOnce = 6
+
 // TrendMonths is how many months the trend shows, the month included.
 const TrendMonths = 6
 
@@ -138,35 +144,57 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 	month = MonthStart(month)
 	first := month.AddDate(0, 1-max(1, trend), 0)
 	end := NextMonth(month)
-	runs, err := a.Store.AccountedRuns(ctx, team, first, end)
-	if err != nil {
-		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
-	}
+	// The reads are independent: they run at once, so a recompute waits
+	// for the slowest round trip rather than the sum of thirteen, each of
+	// which may wait for a core on a busy machine.
+	var (
+		g           errgroup.Group
+		runs        []store.AccountedRun
+		pools       []store.PoolMonthHours
+		shared      []store.PoolSharedCost
+		verdicts    []store.DatedVerdict
+		rule        store.AcceptanceRule
+		comparisons []store.CostComparison
+		reclaims    []Reclaim
+	)
+	g.SetLimit(teamReadsAtOnce)
+	g.Go(func() (err error) { runs, err = a.Store.AccountedRuns(ctx, team, first, end); return err })
 	// Every team's hours per pool divide the pool's shared cost; summed
 	// in the database, not read run by run.
-	pools, err := a.Store.PoolHours(ctx, first, end)
-	if err != nil {
-		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
+	g.Go(func() (err error) { pools, err = a.Store.PoolHours(ctx, first, end); return err })
+	g.Go(func() (err error) { shared, err = a.Store.PoolSharedCosts(ctx, first, end); return err })
+	g.Go(func() (err error) { verdicts, err = a.Store.TeamVerdicts(ctx, team); return err })
+	g.Go(func() (err error) { rule, err = a.Store.TeamAcceptanceRule(ctx, team); return err })
+	g.Go(func() (err error) { comparisons, err = a.Store.CostComparisons(ctx); return err })
+	var months []time.Time
+	for m := first; !m.After(month); m = NextMonth(m) {
+		months = append(months, m)
 	}
-	shared, err := a.Store.PoolSharedCosts(ctx, first, end)
-	if err != nil {
-		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
+	endpoints := make([][]EndpointUsage, len(months))
+	if a.Endpoints != nil {
+		for i, m := range months {
+			g.Go(func() (err error) {
+				if endpoints[i], err = a.Endpoints.EndpointUsage(ctx, team, m, NextMonth(m)); err != nil {
+					return fmt.Errorf("endpoint usage: %w", err)
+				}
+				return nil
+			})
+		}
 	}
-	verdicts, err := a.Store.TeamVerdicts(ctx, team)
-	if err != nil {
-		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
+	if a.Reclaims != nil {
+		g.Go(func() (err error) {
+			if reclaims, err = a.Reclaims.Reclaims(ctx, team, month, end); err != nil {
+				return fmt.Errorf("reclaims: %w", err)
+			}
+			return nil
+		})
 	}
-	rule, err := a.Store.TeamAcceptanceRule(ctx, team)
-	if err != nil {
-		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
-	}
-	comparisons, err := a.Store.CostComparisons(ctx)
-	if err != nil {
+	if err := g.Wait(); err != nil {
 		return TeamAccounting{}, fmt.Errorf("accounting of %s: %w", team, err)
 	}
 	out := TeamAccounting{Rule: ruleState(rule), EndpointsCounted: a.Endpoints != nil, ReclaimsKnown: a.Reclaims != nil}
 	var monthRuns []store.AccountedRun
-	for m := first; !m.After(month); m = NextMonth(m) {
+	for i, m := range months {
 		var teamRuns []store.AccountedRun
 		for _, r := range runs {
 			if !r.EndedAt.Before(m) && r.EndedAt.Before(NextMonth(m)) {
@@ -180,22 +208,11 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 			}
 		}
 		in := MonthInput{Team: team, Month: m, Runs: teamRuns, PoolHours: poolHours, Shared: shared,
-			Verdicts: verdicts, Rule: rule, Comparison: ComparisonFor(comparisons, m)}
-		if a.Endpoints != nil {
-			if in.Endpoints, err = a.Endpoints.EndpointUsage(ctx, team, m, NextMonth(m)); err != nil {
-				return TeamAccounting{}, fmt.Errorf("accounting of %s: endpoint usage: %w", team, err)
-			}
-		}
+			Verdicts: verdicts, Rule: rule, Comparison: ComparisonFor(comparisons, m), Endpoints: endpoints[i]}
 		out.Trend = append(out.Trend, Account(in))
 		monthRuns = teamRuns
 	}
 	out.Month = out.Trend[len(out.Trend)-1]
-	var reclaims []Reclaim
-	if a.Reclaims != nil {
-		if reclaims, err = a.Reclaims.Reclaims(ctx, team, month, end); err != nil {
-			return TeamAccounting{}, fmt.Errorf("accounting of %s: reclaims: %w", team, err)
-		}
-	}
 	out.Idle = Idle(monthRuns, reclaims, 5)
 	return out, nil
 }

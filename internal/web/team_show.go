@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gantry-dev/gantry/internal/auth"
@@ -66,6 +67,12 @@ func (h *handler) teamHome(c *gin.Context) {
 }
 
 // teamShow is a team's page: quota, queue, waits, GPU-hours and spend.
+//
+// Its sections (status, cost per accepted unit, recovery, webhook,
+// acceptance pools, the frame's badges) read PostgreSQL independently, so
+// they are read at once: after a ledger change the view that recomputes the
+// team's figures waits for its slowest section, not for the sum of a dozen
+// round trips, each of which may wait for a core on a busy machine.
 func (h *handler) teamShow(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	team := c.Param("team")
@@ -73,28 +80,50 @@ func (h *handler) teamShow(c *gin.Context) {
 		h.fail(c, errNotYourTeam)
 		return
 	}
-	ts, err := h.teamStatusOf(c.Request.Context(), team)
-	if err != nil {
+	ctx := c.Request.Context()
+	var (
+		g               errgroup.Group
+		ts              teamStatus
+		costs           *views.TeamCostProps
+		recovery        queue.Recovery
+		shown           bool
+		webhook         views.TeamWebhookView
+		pools           []string
+		pending, unread int
+	)
+	g.Go(func() error {
+		pending, unread = h.navBadges(c, u)
+		return nil
+	})
+	g.Go(func() (err error) {
+		ts, err = h.teamStatusOf(ctx, team)
+		return err
+	})
+	g.Go(func() error {
+		costs = h.teamCostProps(c, team)
+		return nil
+	})
+	g.Go(func() (err error) {
+		recovery, shown, err = h.teamRecovery(ctx, team)
+		return err
+	})
+	g.Go(func() (err error) {
+		webhook, err = h.teamWebhookView(ctx, u, team)
+		return err
+	})
+	g.Go(func() (err error) {
+		pools, err = h.teamAcceptancePools(ctx, u, team)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		h.fail(c, err)
 		return
 	}
 	p := teamStatusProps(ts)
-	p.Cost = h.teamCostProps(c, team)
-	r, shown, err := h.teamRecovery(c.Request.Context(), team)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	p.Recovery = teamRecoveryView(r, shown)
-	if p.Webhook, err = h.teamWebhookView(c.Request.Context(), u, team); err != nil {
-		h.fail(c, err)
-		return
-	}
-	if p.AcceptancePools, err = h.teamAcceptancePools(c.Request.Context(), u, team); err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.render(c, http.StatusOK, views.TeamStatusPage(h.nav(c, "team"), p))
+	p.Cost = costs
+	p.Recovery = teamRecoveryView(recovery, shown)
+	p.Webhook, p.AcceptancePools = webhook, pools
+	h.render(c, http.StatusOK, views.TeamStatusPage(h.navCounted(c, "team", pending, unread), p))
 }
 
 func (h *handler) teamStatusOf(ctx context.Context, team string) (teamStatus, error) {
@@ -213,30 +242,34 @@ func (h *handler) computeTeamFigures(ctx context.Context, team string) (teamFigu
 		return teamFigures{}, err
 	}
 	f.unsynced = err != nil
-	samples := make([]waitSample, 0, len(lf.waits)+len(wls))
-	samples = append(samples, lf.waits...)
+	dayAgo, weekAgo := now.Add(-24*time.Hour).UnixNano(), now.Add(-7*24*time.Hour).UnixNano()
+	byFlavor := map[string][2][]float64{}
+	add := func(flavor string, admitted int64, wait float64) {
+		if admitted < weekAgo {
+			return
+		}
+		w := byFlavor[flavor]
+		w[1] = append(w[1], wait)
+		if admitted >= dayAgo {
+			w[0] = append(w[0], wait)
+		}
+		byFlavor[flavor] = w
+	}
+	for flavor, ws := range lf.waits {
+		for _, w := range ws {
+			add(flavor, w.admitted, w.wait)
+		}
+	}
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
 		if !ok {
 			continue
 		}
-		samples = append(samples, waitSample{r.Flavor, r.Admitted, r.Wait().Seconds()})
+		add(r.Flavor, r.Admitted.UnixNano(), r.Wait().Seconds())
 		// A running run has no outcome yet: it is neither succeeded nor failed.
 		row := store.LedgerRow{GPUs: r.GPUs, AllocatedGPUHours: r.GPUHours()}
 		row.CostUSD, row.USDPerHour = pr.of(r)
 		f.running.Add(row)
-	}
-	byFlavor := map[string][2][]float64{}
-	for _, s := range samples {
-		if s.admitted.Before(now.Add(-7 * 24 * time.Hour)) {
-			continue
-		}
-		w := byFlavor[s.flavor]
-		w[1] = append(w[1], s.wait)
-		if !s.admitted.Before(now.Add(-24 * time.Hour)) {
-			w[0] = append(w[0], s.wait)
-		}
-		byFlavor[s.flavor] = w
 	}
 	for flavor, w := range byFlavor {
 		f.waits = append(f.waits, waitStat{Flavor: flavor, DayRuns: len(w[0]), WeekRuns: len(w[1]),
