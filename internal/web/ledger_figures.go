@@ -13,15 +13,17 @@ import (
 // ledger's ended runs: the month's report (without its rows), the waits of
 // the runs admitted in the last week and their median by flavor.
 type ledgerFigures struct {
-	month   cost.Report
-	waits   []waitSample
+	month cost.Report
+	// waits are by flavor: a team's week is thousands of runs, and a
+	// flavor's name once per run was most of what the figures held.
+	waits   map[string][]admittedWait
 	weekP50 map[string]float64
 }
 
-// waitSample is one run's wait before admission, by flavor.
-type waitSample struct {
-	flavor   string
-	admitted time.Time
+// admittedWait is one run's wait before admission, in seconds, and when it
+// was admitted (Unix nanoseconds).
+type admittedWait struct {
+	admitted int64
 	wait     float64
 }
 
@@ -64,25 +66,25 @@ func (h *handler) readLedgerFigures(ctx context.Context, team string, now time.T
 	if err != nil {
 		return ledgerFigures{}, err
 	}
-	var f ledgerFigures
+	f := ledgerFigures{waits: map[string][]admittedWait{}}
 	month := make([]store.LedgerRow, 0, len(rows))
 	for _, r := range rows {
 		if !r.EndedAt.Before(monthStart) {
 			month = append(month, r)
 		}
 		if !r.AdmittedAt.Before(weekAgo) {
-			f.waits = append(f.waits, waitSample{r.Flavor, r.AdmittedAt, r.WaitSeconds})
+			f.waits[r.Flavor] = append(f.waits[r.Flavor], admittedWait{r.AdmittedAt.UnixNano(), r.WaitSeconds})
 		}
 	}
 	f.month = cost.Summarize(month, monthStart, now, topJobs)
 	f.month.Ledger = nil
-	byFlavor := map[string][]float64{}
-	for _, w := range f.waits {
-		byFlavor[w.flavor] = append(byFlavor[w.flavor], w.wait)
-	}
-	f.weekP50 = make(map[string]float64, len(byFlavor))
-	for flavor, ws := range byFlavor {
-		f.weekP50[flavor] = percentile(ws, 0.5)
+	f.weekP50 = make(map[string]float64, len(f.waits))
+	for flavor, ws := range f.waits {
+		secs := make([]float64, len(ws))
+		for i, w := range ws {
+			secs[i] = w.wait
+		}
+		f.weekP50[flavor] = percentile(secs, 0.5)
 	}
 	return f, nil
 }

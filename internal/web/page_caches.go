@@ -53,6 +53,7 @@ type sharedFigures[V any] struct {
 
 type sharedEntry[V any] struct {
 	value   V
+	family  string
 	expires time.Time
 	// ttl is how long the value was fresh for, and how long past that
 	// it may be answered while a reload runs.
@@ -153,12 +154,14 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 		s.byKey = map[string]sharedEntry[V]{}
 		s.latest = map[string]familyEntry[V]{}
 	}
-	// Figures past their grace, and families' last figures too old to
-	// answer for, are never answered again: drop them on each load, so the
-	// cache holds what is live rather than every ledger version it has
-	// seen (each ended run is a new version) until it is full.
+	// Figures past their grace, the family's figures of other keys (an
+	// earlier ledger version, which views ask for no more once they read
+	// the new one), and families' last figures too old to answer for are
+	// never answered again: drop them on each load, so the cache holds
+	// what is live rather than every ledger version it has seen (each ended
+	// run is a new version, and a team's figures hold its week of waits).
 	for k, e := range s.byKey {
-		if !now.Before(e.expires.Add(e.ttl)) {
+		if !now.Before(e.expires.Add(e.ttl)) || e.family == family {
 			delete(s.byKey, k)
 		}
 	}
@@ -173,7 +176,7 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 	if len(s.latest) >= maxCachedFigures {
 		clear(s.latest)
 	}
-	s.byKey[key] = sharedEntry[V]{value: v, expires: now.Add(ttl), ttl: ttl}
+	s.byKey[key] = sharedEntry[V]{value: v, family: family, expires: now.Add(ttl), ttl: ttl}
 	s.latest[family] = familyEntry[V]{value: v, loadedAt: now}
 }
 

@@ -340,3 +340,23 @@ func TestSharedFiguresDropWhatCanNoLongerBeAnswered(t *testing.T) {
 	assert.Len(t, s.byKey, 1, "only the figures of the current version are kept")
 	assert.Len(t, s.latest, 1)
 }
+
+// TestSharedFiguresKeepOneVersionPerFamily: at 10,000 workloads the ledger
+// changes every few seconds; a team's figures (a week of waits) are kept
+// for its current version only, not for every version of the last minutes.
+func TestSharedFiguresKeepOneVersionPerFamily(t *testing.T) {
+	var s sharedFigures[int]
+	ctx := t.Context()
+	for _, team := range []string{"vision", "nlp"} {
+		for v := range 30 {
+			_, err := s.get(ctx, team, fmt.Sprintf("%s|v%d", team, v), time.Minute, func(context.Context) (int, error) { return v, nil })
+			require.NoError(t, err)
+		}
+	}
+	s.mu.Lock()
+	assert.Len(t, s.byKey, 2, "one version per team, both teams kept")
+	s.mu.Unlock()
+	v, err := s.get(ctx, "vision", "vision|v29", time.Minute, func(context.Context) (int, error) { return 0, fmt.Errorf("loaded twice") })
+	require.NoError(t, err)
+	assert.Equal(t, 29, v, "the current version is answered from the cache")
+}
