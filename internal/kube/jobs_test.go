@@ -23,7 +23,7 @@ func gantryMeta(ns, name, team string) metav1.ObjectMeta {
 	}}
 }
 
-func TestJobCacheIndexesByTeamInstanceAndOwner(t *testing.T) {
+func TestJobCacheFindsGantrysObjectsPodsByInstanceAndWorkloadsByOwner(t *testing.T) {
 	kube := kubefake.NewClientset(
 		&batchv1.Job{ObjectMeta: gantryMeta("team-vision", "train-a", "vision")},
 		&appsv1.StatefulSet{ObjectMeta: gantryMeta("team-vision", "nb-a", "vision")},
@@ -44,11 +44,14 @@ func TestJobCacheIndexesByTeamInstanceAndOwner(t *testing.T) {
 	c.Start(ctx)
 	require.NoError(t, c.WaitForSync(ctx))
 
-	jobs, sts, deps, err := c.TeamJobs("vision")
+	job, err := c.Job("team-vision", "train-a")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"train-a"}, names(jobs), "only Gantry's jobs, of that team")
-	assert.Equal(t, []string{"nb-a"}, names(sts))
-	assert.Empty(t, deps)
+	assert.Equal(t, "train-a", job.Name)
+	_, err = c.Job("team-vision", "manual")
+	assert.ErrorIs(t, err, ErrNotFound, "only Gantry's jobs")
+	st, err := c.StatefulSet("team-vision", "nb-a")
+	require.NoError(t, err)
+	assert.Equal(t, "nb-a", st.Name)
 
 	pods, err := c.Pods("team-vision", "train-a")
 	require.NoError(t, err)

@@ -28,10 +28,6 @@ type teamJobsStub struct {
 	lookups *atomic.Int64
 }
 
-func (s teamJobsStub) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error) {
-	return s.jobs[team], s.sts[team], nil, nil
-}
-
 // JobRefs pages the stub's objects through the job index the cache keeps.
 func (s teamJobsStub) JobRefs(q kube.JobQuery) ([]kube.JobRef, int, error) {
 	x := kube.NewJobIndex()

@@ -119,13 +119,6 @@ func (c *benchCluster) StatefulSet(ns, name string) (*appsv1.StatefulSet, error)
 func (c *benchCluster) Deployment(ns, name string) (*appsv1.Deployment, error) {
 	return nil, &kube.APIError{Kind: kube.ErrNotFound, Err: fmt.Errorf("no deployments")}
 }
-func (c *benchCluster) TeamJobs(team string) ([]*batchv1.Job, []*appsv1.StatefulSet, []*appsv1.Deployment, error) {
-	out := make([]*batchv1.Job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		out = append(out, j)
-	}
-	return out, nil, nil, nil
-}
 func (c *benchCluster) ClusterQueue(name string) (*kueue.ClusterQueue, error) {
 	return c.queues[0], nil
 }
