@@ -52,8 +52,12 @@ type sharedFigures[V any] struct {
 }
 
 type sharedEntry[V any] struct {
-	value   V
-	family  string
+	value  V
+	family string
+	// started is when the load of value began: a load that began earlier
+	// (a view that read the ledger version just before a change) does not
+	// displace it.
+	started time.Time
 	expires time.Time
 	// ttl is how long the value was fresh for, and how long past that
 	// it may be answered while a reload runs.
@@ -62,6 +66,7 @@ type sharedEntry[V any] struct {
 
 type familyEntry[V any] struct {
 	value    V
+	started  time.Time
 	loadedAt time.Time
 }
 
@@ -120,11 +125,12 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 		}
 		s.startLoad(family)
 		defer s.endLoad(family)
+		started := time.Now()
 		v, err := load(context.WithoutCancel(ctx))
 		if err != nil {
 			return v, err
 		}
-		s.keep(family, key, v, ttl)
+		s.keep(family, key, v, ttl, started)
 		return v, nil
 	}
 	if v, ok, stale := s.lookup(key); ok {
@@ -146,7 +152,7 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 	return v.(V), nil
 }
 
-func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
+func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration, started time.Time) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,14 +160,15 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 		s.byKey = map[string]sharedEntry[V]{}
 		s.latest = map[string]familyEntry[V]{}
 	}
-	// Figures past their grace, the family's figures of other keys (an
-	// earlier ledger version, which views ask for no more once they read
-	// the new one), and families' last figures too old to answer for are
+	// Figures past their grace, the family's figures whose load began
+	// before this one's (an earlier ledger version, which views ask for no
+	// more once they read the new one), and families' last figures too old
+	// to answer for are
 	// never answered again: drop them on each load, so the cache holds
 	// what is live rather than every ledger version it has seen (each ended
 	// run is a new version, and a team's figures hold its week of waits).
 	for k, e := range s.byKey {
-		if !now.Before(e.expires.Add(e.ttl)) || e.family == family {
+		if !now.Before(e.expires.Add(e.ttl)) || (e.family == family && e.started.Before(started)) {
 			delete(s.byKey, k)
 		}
 	}
@@ -176,8 +183,10 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration) {
 	if len(s.latest) >= maxCachedFigures {
 		clear(s.latest)
 	}
-	s.byKey[key] = sharedEntry[V]{value: v, family: family, expires: now.Add(ttl), ttl: ttl}
-	s.latest[family] = familyEntry[V]{value: v, loadedAt: now}
+	s.byKey[key] = sharedEntry[V]{value: v, family: family, started: started, expires: now.Add(ttl), ttl: ttl}
+	if e, ok := s.latest[family]; !ok || !e.started.After(started) {
+		s.latest[family] = familyEntry[V]{value: v, started: started, loadedAt: now}
+	}
 }
 
 // sharedGPUMetrics answers the cluster and job pages' Prometheus queries

@@ -360,3 +360,35 @@ func TestSharedFiguresKeepOneVersionPerFamily(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 29, v, "the current version is answered from the cache")
 }
+
+// TestSharedFiguresAnOlderLoadFinishingLateKeepsTheNewer: a view that read
+// the ledger version just before a change loads that version's figures; if
+// its load ends after the new version's, the new figures stay the family's.
+func TestSharedFiguresAnOlderLoadFinishingLateKeepsTheNewer(t *testing.T) {
+	var s sharedFigures[string]
+	ctx := t.Context()
+	loading, release := make(chan struct{}), make(chan struct{})
+	done := make(chan string)
+	go func() {
+		v, _ := s.get(ctx, "team", "team|v1", time.Minute, func(context.Context) (string, error) {
+			close(loading)
+			<-release
+			return "v1", nil
+		})
+		done <- v
+	}()
+	<-loading
+	time.Sleep(time.Millisecond) // the newer load begins later
+	v, err := s.get(ctx, "team", "team|v2", time.Minute, func(context.Context) (string, error) { return "v2", nil })
+	require.NoError(t, err)
+	require.Equal(t, "v2", v)
+	close(release)
+	assert.Equal(t, "v1", <-done, "the older view gets what it asked for")
+
+	v, err = s.get(ctx, "team", "team|v2", time.Minute, func(context.Context) (string, error) { return "", fmt.Errorf("loaded twice") })
+	require.NoError(t, err)
+	assert.Equal(t, "v2", v, "the newer figures were not displaced")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Equal(t, "v2", s.latest["team"].value, "the family's last figures are the newer ones")
+}
