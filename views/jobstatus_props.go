@@ -86,6 +86,9 @@ type FailureView struct {
 
 // GPUView is measured GPU use from Prometheus.
 type GPUView struct {
+	// Pending says Prometheus had not answered within the page's wait;
+	// the panel's next refresh shows the figures.
+	Pending                    bool
 	HasData                    bool
 	Utilization, Memory, Power string
 	Idle                       bool

@@ -77,7 +77,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients, informerClient
 		if err != nil {
 			return nil, err
 		}
-		deps.GPU = m
+		deps.GPU, deps.GPUWait = m, cfg.PrometheusWait
 		deps.Reader.Memory = m.ContainerMemoryPeak
 		ledger.Utilization = m
 	}

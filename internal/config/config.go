@@ -46,6 +46,9 @@ type Config struct {
 	Kubeconfig string
 	// PrometheusURL is the base URL of the Prometheus API.
 	PrometheusURL string
+	// PrometheusWait is how long a job page waits for the job's GPU figures
+	// before it shows them as on their way (its next refresh brings them).
+	PrometheusWait time.Duration
 	// AdminGroups are the IdP groups whose members are portal admins.
 	AdminGroups []string
 	// SeedTeams is an optional teams.yaml upserted into the database at start (development).
@@ -161,7 +164,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		idle, lifetime                      string
 		tokenInactivity                     string
 		expiry                              string
-		ledgerInterval                      string
+		ledgerInterval, prometheusWait      string
 		acceptanceInterval, acceptanceStep  string
 		leaseDuration, renewDeadline, retry string
 		idleThreshold                       string
@@ -180,6 +183,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL DSN (env GANTRY_DATABASE_URL)")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("GANTRY_KUBECONFIG", ""), "kubeconfig path (empty: in-cluster)")
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", env("GANTRY_PROMETHEUS_URL", ""), "Prometheus base URL")
+	fs.StringVar(&prometheusWait, "prometheus-wait", env("GANTRY_PROMETHEUS_WAIT", "25ms"), "how long a job page waits for its GPU figures from Prometheus before showing them as on their way")
 	fs.StringVar(&admins, "admin-groups", env("GANTRY_ADMIN_GROUPS", "gantry-admins"), "comma-separated admin IdP groups")
 	fs.StringVar(&cfg.SeedTeams, "seed-teams", env("GANTRY_SEED_TEAMS", ""), "teams.yaml to upsert at start (development)")
 	fs.StringVar(&cfg.SeedTemplates, "seed-templates", env("GANTRY_SEED_TEMPLATES", ""), "directory of template YAML files to store at start")
@@ -268,6 +272,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if cfg.LedgerInterval, err = parsePositiveDuration(ledgerInterval); err != nil {
 		errs = append(errs, fmt.Errorf("ledger interval: %w", err))
+	}
+	if cfg.PrometheusWait, err = parsePositiveDuration(prometheusWait); err != nil {
+		errs = append(errs, fmt.Errorf("prometheus wait: %w", err))
 	}
 	if cfg.AcceptanceInterval, err = parsePositiveDuration(acceptanceInterval); err != nil {
 		errs = append(errs, fmt.Errorf("acceptance interval: %w", err))

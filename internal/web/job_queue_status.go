@@ -29,6 +29,10 @@ type jobQueue struct {
 	// TypicalWait is the team's p50 wait for the flavor over the last week; 0 if unknown.
 	TypicalWait time.Duration
 	GPU         *gpu.Usage
+	// GPUPending is set when Prometheus had not answered the job's GPU
+	// figures within the page's wait; MeasurePending likewise for the
+	// ongoing run's measured use (its useful and idle hours).
+	GPUPending, MeasurePending bool
 	// Ended runs from the ledger and the ongoing run, priced.
 	Runs    []store.LedgerRow
 	Ongoing *store.LedgerRow
@@ -41,8 +45,16 @@ type jobQueue struct {
 func (h *handler) jobQueueStatus(c *gin.Context) { h.jobStatusFragment(c) }
 
 // jobQueueOf reads a job's status: phase and cause, queue, GPUs and cost.
-// logs reads a failed container's last lines; nil leaves them out.
+// logs reads a failed container's last lines; nil leaves them out. It
+// waits for Prometheus as long as it takes (the JSON API).
 func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.LastLogLines) (jobQueue, error) {
+	return h.jobQueueWithin(ctx, rec, logs, 0)
+}
+
+// jobQueueWithin is jobQueueOf waiting at most gpuWait (zero: no limit)
+// for the GPU figures from Prometheus; figures that come later are kept
+// for the next view (sharedGPUMetrics) and marked pending on this one.
+func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs queue.LastLogLines, gpuWait time.Duration) (jobQueue, error) {
 	now := h.Now()
 	ns := rec.Namespace
 	kind := catalog.Kind(rec.Kind)
@@ -81,14 +93,19 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 	// The ended runs, the ongoing run's cost and measured use, the typical
 	// wait and the GPU figures are independent reads (PostgreSQL and
 	// Prometheus): the panel waits for the slowest, not for their sum.
+	gctx := ctx
+	if gpuWait > 0 {
+		var cancel context.CancelFunc
+		gctx, cancel = context.WithTimeout(ctx, gpuWait)
+		defer cancel()
+	}
 	var g errgroup.Group
 	g.Go(func() (err error) {
 		q.Runs, err = h.Status.Costs.JobRuns(ctx, ns, rec.Name)
 		return err
 	})
-	g.Go(func() error {
-		row, err := h.ongoingRow(ctx, rec, wls, now)
-		q.Ongoing = row
+	g.Go(func() (err error) {
+		q.Ongoing, q.MeasurePending, err = h.ongoingRow(ctx, gctx, rec, wls, now)
 		return err
 	})
 	flavor := q.Status.Allocation.Flavor
@@ -108,7 +125,7 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 	}
 	if h.Status.GPU != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
 		g.Go(func() error {
-			q.GPU = h.jobGPUUse(ctx, rec, q.Status, now)
+			q.GPU, q.GPUPending = h.jobGPUUse(ctx, gctx, rec, q.Status, now)
 			return nil
 		})
 	}
@@ -119,57 +136,67 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 }
 
 // ongoingRow is the cost so far of the job's admitted run, with its
-// measured GPU use; nil when no run is under way.
-func (h *handler) ongoingRow(ctx context.Context, rec store.Launch, wls []*kueue.Workload, now time.Time) (*store.LedgerRow, error) {
-	var (
-		out *store.LedgerRow
-		pr  prices
-	)
+// measured GPU use read within gctx (pending when gctx ended first); nil
+// when no run is under way.
+func (h *handler) ongoingRow(ctx, gctx context.Context, rec store.Launch, wls []*kueue.Workload, now time.Time) (out *store.LedgerRow, pending bool, err error) {
+	var pr prices
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
 		if !ok {
 			continue
 		}
 		if pr == nil {
-			var err error
 			if pr, err = h.prices(ctx); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
 			AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
 		row.CostUSD, row.USDPerHour = pr.of(r)
 		if h.Status.GPU != nil && r.GPUs > 0 {
-			m, err := h.Status.GPU.MeasuredUse(ctx, rec.Namespace, rec.Name, r.Admitted, now)
-			if err != nil {
+			m, err := h.Status.GPU.MeasuredUse(gctx, rec.Namespace, rec.Name, r.Admitted, now)
+			switch {
+			case err == nil:
+				cost.SetMeasured(&row, m)
+			case stillLoading(ctx, gctx, err):
+				pending = true
+			default:
 				// Without measurements the run shows as unmeasured, never as useful.
 				h.Log.WarnContext(ctx, "GPU measurement unavailable", "job", rec.Namespace+"/"+rec.Name, "err", err)
-			} else {
-				cost.SetMeasured(&row, m)
 			}
 		}
 		out = &row
 	}
-	return out, nil
+	return out, pending, nil
 }
 
-// jobGPUUse is the job's GPU use since its admission, marked idle under
-// its reclaim policy's threshold while it runs; nil while Prometheus is
-// away (a page without GPU figures beats no page).
-func (h *handler) jobGPUUse(ctx context.Context, rec store.Launch, st queue.JobStatus, now time.Time) *gpu.Usage {
+// stillLoading tells a Prometheus read that outlasted the page's wait
+// gctx (its figures come with the next view) from one that failed.
+func stillLoading(ctx, gctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && gctx.Err() != nil && ctx.Err() == nil
+}
+
+// jobGPUUse is the job's GPU use since its admission, read within gctx,
+// marked idle under its reclaim policy's threshold while it runs; nil
+// while Prometheus is away (a page without GPU figures beats no page) or,
+// with pending, has not answered within gctx.
+func (h *handler) jobGPUUse(ctx, gctx context.Context, rec store.Launch, st queue.JobStatus, now time.Time) (use *gpu.Usage, pending bool) {
 	end := now
 	if !st.EndedAt.IsZero() {
 		end = st.EndedAt
 	}
-	u, err := h.Status.GPU.JobUsage(ctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
+	u, err := h.Status.GPU.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
+	if stillLoading(ctx, gctx, err) {
+		return nil, true
+	}
 	if err != nil {
 		h.Log.WarnContext(ctx, "GPU usage unavailable", "job", rec.Namespace+"/"+rec.Name, "err", err)
-		return nil
+		return nil, false
 	}
 	if t, ok := h.idleThreshold(ctx, rec); ok && st.EndedAt.IsZero() {
 		u.Idle = u.IdleUnder(t)
 	}
-	return &u
+	return &u, false
 }
 
 // percentile of values (0..1) by linear interpolation; 0 for none.
@@ -219,6 +246,9 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 	if f := st.Failure; f != nil {
 		p.Failure = &views.FailureView{Pod: f.Pod, Container: f.Container, Reason: f.Reason, Message: f.Message, ExitCode: f.ExitCode, OOMKilled: f.OOMKilled}
 	}
+	if q.GPUPending {
+		p.GPU = &views.GPUView{Pending: true}
+	}
 	if u := q.GPU; u != nil {
 		g := &views.GPUView{HasData: u.HasData, Idle: u.Idle, Chart: lineChart(gpu.PercentChart(u.Series, gpu.IdleThreshold), "gpu-chart")}
 		if u.HasData {
@@ -238,7 +268,11 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 		cv := &views.CostView{Price: usd(last.USDPerHour) + " per " + unitOf(last.Resource) + "-hour",
 			AllocatedHours: hours(s.AllocatedGPUHours), UsefulHours: hours(s.UsefulGPUHours),
 			Cost: usd(s.CostUSD), IdleCost: usd(s.IdleCostUSD), Ended: q.Ongoing == nil}
-		if s.UnmeasuredGPUHours > 0 {
+		switch {
+		case q.MeasurePending:
+			// The ongoing run's hours are neither useful, idle nor unmeasured yet.
+			cv.UsefulHours, cv.IdleCost = measuring, measuring
+		case s.UnmeasuredGPUHours > 0:
 			cv.UnmeasuredHours, cv.UnmeasuredCost = hours(s.UnmeasuredGPUHours), usd(s.UnmeasuredCostUSD)
 		}
 		if s.FailedCostUSD > 0 {
@@ -248,6 +282,9 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 	}
 	return p
 }
+
+// measuring stands for a figure from Prometheus still on its way.
+const measuring = "measuring…"
 
 func allocationWords(a queue.Allocation) string {
 	s := queue.Amount(a.Count, a.Flavor, a.Resource) + " in pool " + a.Flavor

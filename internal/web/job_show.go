@@ -176,9 +176,16 @@ func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (
 	p := views.JobStatusPanel{URL: jobURL(rec.Team, rec.Name) + "/status"}
 	if h.Status != nil && st.Phase != queue.PhaseCreating {
 		u, _ := auth.CurrentUser(c)
-		q, err := h.jobQueueOf(c.Request.Context(), rec, h.failureLogTail(u))
+		q, err := h.jobQueueWithin(c.Request.Context(), rec, h.failureLogTail(u), h.Status.GPUWait)
 		if err != nil {
 			return p, err
+		}
+		if h.jobGPU != nil && (q.GPU != nil || q.GPUPending) {
+			outcome := "shown"
+			if q.GPUPending {
+				outcome = "pending"
+			}
+			h.jobGPU.WithLabelValues(outcome).Inc()
 		}
 		p = jobQueueProps(q)
 		p.Cause = causeView(rec, q.Status.Cause)

@@ -15,6 +15,10 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// jobGPU counts the job pages that showed a running job's GPU figures
+	// and those that showed them as on their way (Prometheus slower than
+	// the page's wait).
+	jobGPU *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
@@ -28,8 +32,12 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 			Help:    "HTTP request latency, by method and route template.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route"}),
+		jobGPU: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gantry_job_page_gpu_figures_total",
+			Help: "Job status panels with GPU figures, by outcome: shown, or pending (Prometheus slower than --prometheus-wait).",
+		}, []string{"outcome"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobGPU} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register HTTP metrics: %w", err)
 		}

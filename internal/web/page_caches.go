@@ -70,6 +70,10 @@ type familyEntry[V any] struct {
 	loadedAt time.Time
 }
 
+// sharedLoadTimeout bounds a load that no view waits for any more, so a
+// dependency that never answers does not hold its key for good.
+const sharedLoadTimeout = time.Minute
+
 // maxFamilyAge bounds how old a family's last figures may be to answer a
 // view while its new figures load.
 const maxFamilyAge = time.Minute
@@ -117,7 +121,9 @@ func (s *sharedFigures[V]) endLoad(family string) {
 
 // get returns key's figures, loading them when they are missing or expired.
 // family is key without the ledger version (see sharedFigures). The load
-// runs without the request's cancellation: others may wait on it.
+// runs without the request's cancellation, for at most sharedLoadTimeout:
+// others may wait on it, and its figures answer later views. A view whose
+// ctx ends first gets ctx's error.
 func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
 	reload := func() (any, error) {
 		if v, ok, stale := s.lookup(key); ok && !stale {
@@ -126,7 +132,9 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 		s.startLoad(family)
 		defer s.endLoad(family)
 		started := time.Now()
-		v, err := load(context.WithoutCancel(ctx))
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedLoadTimeout)
+		defer cancel()
+		v, err := load(lctx)
 		if err != nil {
 			return v, err
 		}
@@ -144,12 +152,19 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 	if v, ok := s.meanwhile(family); ok {
 		return v, nil
 	}
-	v, err, _ := s.group.Do(key, reload)
-	if err != nil {
+	// A view whose ctx ends first (a page that waits for Prometheus only so
+	// long) leaves the load running: its figures answer the next view.
+	select {
+	case r := <-s.group.DoChan(key, reload):
+		if r.Err != nil {
+			var zero V
+			return zero, r.Err
+		}
+		return r.Val.(V), nil
+	case <-ctx.Done():
 		var zero V
-		return zero, err
+		return zero, fmt.Errorf("figures %s still loading: %w", key, ctx.Err())
 	}
-	return v.(V), nil
 }
 
 func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration, started time.Time) {

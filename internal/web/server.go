@@ -139,6 +139,8 @@ type handler struct {
 	// badges keeps each user's nav badge counts until notifications or
 	// quota requests change.
 	badges *store.Kept[navBadgeCounts]
+	// jobGPU counts job panels by how their GPU figures came; nil counts nothing.
+	jobGPU *prometheus.CounterVec
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
@@ -169,6 +171,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	h.jobGPU = metrics.jobGPU
 
 	r := gin.New()
 	// Gin believes X-Forwarded-For from every peer unless told otherwise.

@@ -25,8 +25,13 @@ type StatusDeps struct {
 	Jobs   StatusWorkloads
 	Costs  CostStore
 	// GPU may be nil when no Prometheus is configured.
-	GPU   GPUMetrics
-	Pools PoolReader
+	GPU GPUMetrics
+	// GPUWait is how long a job page waits for the job's GPU figures from
+	// Prometheus before it shows them as still loading (its status panel's
+	// next refresh brings them); zero waits for them. The JSON API always
+	// waits.
+	GPUWait time.Duration
+	Pools   PoolReader
 	// Accounting serves accepted results, cost per accepted unit and
 	// shared costs; nil answers their pages and routes with 404.
 	Accounting AccountingService

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/views"
+)
+
+// heldPrometheus answers nothing until its gate is opened, as a
+// Prometheus busy with a heavy query does.
+type heldPrometheus struct {
+	countingPrometheus
+	gate chan struct{}
+}
+
+func (p *heldPrometheus) JobUsage(ctx context.Context, ns, job string, start, end time.Time) (gpu.Usage, error) {
+	<-p.gate
+	return p.countingPrometheus.JobUsage(ctx, ns, job, start, end)
+}
+
+func (p *heldPrometheus) MeasuredUse(ctx context.Context, ns, job string, start, end time.Time) (gpu.Measured, error) {
+	<-p.gate
+	return p.countingPrometheus.MeasuredUse(ctx, ns, job, start, end)
+}
+
+// TestJobPageWaitsForPrometheusOnlySoLong: while Prometheus does not
+// answer, a running job's page comes within its wait and says its GPU
+// figures are on their way (useful and idle hours "measuring…", nothing
+// called unmeasured); the next view shows the figures the held queries
+// brought, without asking again. The JSON API's read waits for them.
+func TestJobPageWaitsForPrometheusOnlySoLong(t *testing.T) {
+	lc := newLoadCluster()
+	prom := &heldPrometheus{gate: make(chan struct{})}
+	const wait = 20 * time.Millisecond
+	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
+		Costs: lc, Pools: lc, GPU: prom, GPUWait: wait}, nil)
+	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
+		ledgerFigures: newLedgerFiguresCache()}
+	running := func(i int) store.Launch {
+		team := loadTeams[i%len(loadTeams)]
+		return store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
+	}
+	rec := running(loadJobs - 1)
+	panel := func(q jobQueue) string {
+		var b bytes.Buffer
+		require.NoError(t, views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), &b))
+		return b.String()
+	}
+
+	start := time.Now()
+	q, err := h.jobQueueWithin(context.Background(), rec, nil, wait)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second, "the page waited for a Prometheus that does not answer")
+	assert.True(t, q.GPUPending, "GPU figures on their way")
+	assert.True(t, q.MeasurePending, "measured use on its way")
+	html := panel(q)
+	assert.Contains(t, html, `data-testid="gpu-pending"`)
+	assert.Contains(t, html, `data-testid="cost-useful-hours">measuring…<`)
+	assert.NotContains(t, html, `data-testid="cost-unmeasured"`, "hours not yet measured are not called unmeasured")
+	assert.Contains(t, html, `data-testid="cost-hours"`, "the allocated hours and the cost so far do not wait for Prometheus")
+
+	close(prom.gate)
+	require.Eventually(t, func() bool {
+		return prom.usage.Load() == 1 && prom.measured.Load() == 1
+	}, 5*time.Second, 10*time.Millisecond, "the held queries finish though no view waits for them")
+	require.Eventually(t, func() bool {
+		q, err = h.jobQueueWithin(context.Background(), rec, nil, wait)
+		return err == nil && !q.GPUPending && !q.MeasurePending
+	}, 5*time.Second, 10*time.Millisecond, "the next view shows the figures")
+	require.NotNil(t, q.GPU)
+	assert.InDelta(t, 42, q.GPU.Utilization, 0.01)
+	html = panel(q)
+	assert.Contains(t, html, `data-testid="gpu-util">42`)
+	assert.NotContains(t, html, "measuring…")
+	assert.NotContains(t, html, `data-testid="gpu-pending"`)
+	assert.Equal(t, int64(1), prom.usage.Load(), "the next view used the held query's answer")
+
+	// The JSON API waits as long as Prometheus takes.
+	prom.gate = make(chan struct{})
+	slow := running(loadJobs - 2)
+	go func() {
+		time.Sleep(5 * wait)
+		close(prom.gate)
+	}()
+	q, err = h.jobQueueOf(context.Background(), slow, nil)
+	require.NoError(t, err)
+	assert.False(t, q.GPUPending)
+	require.NotNil(t, q.GPU, "the API's read waited for the GPU figures")
+	assert.InDelta(t, 42, q.GPU.Utilization, 0.01)
+}
