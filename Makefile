@@ -29,9 +29,9 @@ run: prerequisites
 prerequisites:
 	@deploy/local/prerequisites.sh
 
-## build: build the gantry binary into bin/
+## build: build the gantry binary into bin/ (tags as in internal/devcluster/portalbuild.go)
 build:
-	$(GO) build -o bin/gantry ./cmd/gantry
+	$(GO) build -tags nomsgpack -o bin/gantry ./cmd/gantry
 
 # ISOLATED_TESTS start whole stacks of their own, each in a network namespace
 # of its own (internal/devcluster's isolatedStack): they share nothing with the

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/devcluster"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 )
 
@@ -327,7 +328,7 @@ func buildPortal(root string) (string, error) {
 			return
 		}
 		out := filepath.Join(dir, "gantry")
-		cmd := exec.Command("go", "build", "-o", out, "./cmd/gantry")
+		cmd := exec.Command("go", devcluster.PortalBuildArgs(out)...)
 		cmd.Dir = root
 		if b, err := cmd.CombinedOutput(); err != nil {
 			portalBuild.err = fmt.Errorf("build portal: go build ./cmd/gantry: %w\n%s", err, b)

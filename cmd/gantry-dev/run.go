@@ -54,7 +54,7 @@ func runPortal(ctx context.Context, s *devcluster.Stack) error {
 	}
 	bin := filepath.Join(l.Local(), "bin", "gantry")
 	fmt.Println("  … building the portal")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gantry")
+	build := exec.CommandContext(ctx, "go", devcluster.PortalBuildArgs(bin)...)
 	build.Dir, build.Stdout, build.Stderr = l.Root, os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build portal: %w", err)
