@@ -30,6 +30,13 @@ type TeamWebhooks interface {
 // recoveryDays is the window of the team's recovery figure.
 const recoveryDays = 30
 
+// teamRecoveryTTL is how long views share a team's recovery figure. It is
+// the median and p90 of a month of recoveries, read from every attempt of
+// the month (thousands of rows on a busy team, the team page's largest
+// read): half a minute more or less does not move it, while reading it
+// every few seconds per team kept the collector busy.
+const teamRecoveryTTL = 30 * time.Second
+
 // apiAttempt is one attempt of a job in the API.
 type apiAttempt struct {
 	Number int `json:"number"`
@@ -160,8 +167,8 @@ func (h *handler) teamRecovery(ctx context.Context, team string) (queue.Recovery
 		r, err = load(ctx)
 	} else {
 		// Every attempt of the team's last days is thousands of rows on a
-		// busy team: read them once per team per few seconds, not per view.
-		r, err = h.teamRecoveries.get(ctx, team, team, teamFiguresTTL, load)
+		// busy team: read them once per team per teamRecoveryTTL, not per view.
+		r, err = h.teamRecoveries.get(ctx, team, team, teamRecoveryTTL, load)
 	}
 	if err != nil {
 		return queue.Recovery{}, false, err

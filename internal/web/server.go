@@ -133,7 +133,7 @@ type handler struct {
 	// ledger until it changes; nil reads the ledger every time.
 	ledgerFigures *ledgerFiguresCache
 	// teamRecoveries shares each team's recovery figure (every attempt of its
-	// last days, read from Postgres) between views for teamFiguresTTL; nil
+	// last days, read from Postgres) between views for teamRecoveryTTL; nil
 	// reads it every time.
 	teamRecoveries *sharedFigures[queue.Recovery]
 	// badges keeps each user's nav badge counts until notifications or
