@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,15 +88,24 @@ func TestJobStatusListsRecentEventsOfTheJobItsWorkloadAndPods(t *testing.T) {
 	}
 }
 
-// countingPositions counts visibility API calls.
+// countingPositions counts visibility API calls; a call waits while hold
+// is set, until hold is closed.
 type countingPositions struct {
-	calls int
+	calls atomic.Int32
 	err   error
+	hold  chan struct{}
 }
 
-func (c *countingPositions) LocalQueuePending(context.Context, string, string) ([]visibility.PendingWorkload, error) {
-	c.calls++
-	return []visibility.PendingWorkload{{PositionInLocalQueue: int32(c.calls)}}, c.err
+func (c *countingPositions) LocalQueuePending(ctx context.Context, _, _ string) ([]visibility.PendingWorkload, error) {
+	n := c.calls.Add(1)
+	if c.hold != nil {
+		select {
+		case <-c.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return []visibility.PendingWorkload{{PositionInLocalQueue: n}}, c.err
 }
 
 func TestCachedPositionsAsksTheVisibilityAPIOncePerQueuePerTTL(t *testing.T) {
@@ -106,10 +116,10 @@ func TestCachedPositionsAsksTheVisibilityAPIOncePerQueuePerTTL(t *testing.T) {
 		queues    []string
 		wantCalls int
 	}{
-		"within the TTL one call":       {steps: []time.Duration{0, time.Second, 500 * time.Millisecond}, queues: []string{"default", "default", "default"}, wantCalls: 1},
-		"after the TTL asks again":      {steps: []time.Duration{0, 2 * time.Second, 0}, queues: []string{"default", "default", "default"}, wantCalls: 2},
-		"each queue has its own answer": {steps: []time.Duration{0, 0}, queues: []string{"default", "other"}, wantCalls: 2},
-		"errors are not kept":           {err: errors.New("visibility API down"), steps: []time.Duration{0, 0}, queues: []string{"default", "default"}, wantCalls: 2},
+		"within the TTL one call":        {steps: []time.Duration{0, time.Second, 500 * time.Millisecond}, queues: []string{"default", "default", "default"}, wantCalls: 1},
+		"after twice the TTL asks again": {steps: []time.Duration{0, 4 * time.Second, 0}, queues: []string{"default", "default", "default"}, wantCalls: 2},
+		"each queue has its own answer":  {steps: []time.Duration{0, 0}, queues: []string{"default", "other"}, wantCalls: 2},
+		"errors are not kept":            {err: errors.New("visibility API down"), steps: []time.Duration{0, 0}, queues: []string{"default", "default"}, wantCalls: 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -123,8 +133,8 @@ func TestCachedPositionsAsksTheVisibilityAPIOncePerQueuePerTTL(t *testing.T) {
 					t.Fatalf("call %d: err %v, want %v", i, err, tc.err)
 				}
 			}
-			if src.calls != tc.wantCalls {
-				t.Errorf("visibility API calls: got %d, want %d", src.calls, tc.wantCalls)
+			if n := int(src.calls.Load()); n != tc.wantCalls {
+				t.Errorf("visibility API calls: got %d, want %d", n, tc.wantCalls)
 			}
 		})
 	}

@@ -16,6 +16,13 @@ import (
 // Concurrent callers share one call in flight. Errors are not kept; while
 // the visibility API fails, the last list read is answered with a
 // *StalePositionsError saying when it was read.
+//
+// A copy past its TTL but younger than twice that is still answered at
+// once, while one call in the background reads the next (stale-while-
+// revalidate): on a busy machine that call takes a hundred milliseconds or
+// more, and every view of the queue's jobs arriving meanwhile would wait
+// for it. After a quiet spell longer than that, a view waits for a fresh
+// list as on a miss.
 type CachedPositions struct {
 	Source Positions
 	TTL    time.Duration
@@ -26,7 +33,12 @@ type CachedPositions struct {
 	entries map[string]*pendingList
 	// lastGood is each LocalQueue's last list the source answered.
 	lastGood map[string]*pendingList
+	// refreshing marks the LocalQueues whose background read runs.
+	refreshing map[string]bool
 }
+
+// refreshTimeout bounds a background read nobody waits for.
+const refreshTimeout = 30 * time.Second
 
 // StalePositionsError is returned with the last pending list read when
 // the visibility API fails: the list is as it was at ReadAt. Err is the
@@ -60,10 +72,20 @@ func (c *CachedPositions) LocalQueuePending(ctx context.Context, namespace, loca
 	if c.entries == nil {
 		c.entries = map[string]*pendingList{}
 		c.lastGood = map[string]*pendingList{}
+		c.refreshing = map[string]bool{}
 	}
 	e := c.entries[key]
-	if e != nil && e.done() && now.Sub(e.at) >= c.TTL {
-		e = nil
+	if e != nil && e.done() {
+		switch age := now.Sub(e.at); {
+		case age < c.TTL:
+		case age < 2*c.TTL && e.err == nil:
+			if !c.refreshing[key] {
+				c.refreshing[key] = true
+				go c.refresh(context.WithoutCancel(ctx), namespace, localQueue, key)
+			}
+		default:
+			e = nil
+		}
 	}
 	if e == nil {
 		e = &pendingList{ready: make(chan struct{})}
@@ -94,6 +116,30 @@ func (c *CachedPositions) LocalQueuePending(ctx context.Context, namespace, loca
 		return e.items, e.err
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	}
+}
+
+// refresh reads the LocalQueue's pending list in the background and keeps
+// it; a failure keeps the copy there is until it is too old to answer,
+// when a view's own read reports the failure.
+func (c *CachedPositions) refresh(ctx context.Context, namespace, localQueue, key string) {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	items, err := c.Source.LocalQueuePending(ctx, namespace, localQueue)
+	at := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refreshing, key)
+	if err != nil {
+		return
+	}
+	e := &pendingList{ready: make(chan struct{}), at: at, items: items}
+	close(e.ready)
+	if cur := c.entries[key]; cur == nil || cur.done() && !cur.at.After(at) {
+		c.entries[key] = e
+	}
+	if last := c.lastGood[key]; last == nil || !last.at.After(at) {
+		c.lastGood[key] = e
 	}
 }
 

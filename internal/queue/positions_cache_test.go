@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,15 +23,31 @@ import (
 
 // switchablePositions answers the list it holds, or err while err is set.
 type switchablePositions struct {
+	mu    sync.Mutex
 	items []visibility.PendingWorkload
 	err   error
 }
 
 func (s *switchablePositions) LocalQueuePending(context.Context, string, string) ([]visibility.PendingWorkload, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err != nil {
 		return nil, fmt.Errorf("pending workloads of team-vision/default: %w", s.err)
 	}
 	return s.items, nil
+}
+
+func (s *switchablePositions) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// isRefreshing is whether the queue's background call runs.
+func (c *CachedPositions) isRefreshing(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refreshing[key]
 }
 
 // apiServerDown is the error of a call while the API
@@ -138,4 +155,75 @@ type stalePositions struct {
 
 func (s stalePositions) LocalQueuePending(context.Context, string, string) ([]visibility.PendingWorkload, error) {
 	return s.items, s.err
+}
+
+// Past its TTL, a queue's copy answers views at once while one call reads
+// the next list; the views after that call get the new list. A view never
+// waits for the visibility API while a copy younger than twice the TTL is
+// there, however slow the API server is.
+func TestCachedPositionsAnswersTheCopyWhileOneCallReadsTheNext(t *testing.T) {
+	clock := time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
+	src := &countingPositions{}
+	c := &CachedPositions{Source: src, TTL: 2 * time.Second, Now: now}
+	ctx := context.Background()
+	position := func() int32 {
+		t.Helper()
+		items, err := c.LocalQueuePending(ctx, "team-vision", "default")
+		require.NoError(t, err)
+		return items[0].PositionInLocalQueue
+	}
+	require.EqualValues(t, 1, position(), "the first view reads the list")
+
+	src.hold = make(chan struct{})
+	advance(3 * time.Second)
+	done := make(chan int32)
+	go func() {
+		var got int32
+		for range 5 {
+			got = position()
+		}
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		assert.EqualValues(t, 1, got, "views answered from the copy while the API server is slow")
+	case <-time.After(10 * time.Second):
+		t.Fatal("views waited for the visibility API although a copy 3 s old was there")
+	}
+	close(src.hold)
+	assert.Eventually(t, func() bool { return position() == 2 }, 5*time.Second, 10*time.Millisecond,
+		"the views after the background call get its list")
+	assert.EqualValues(t, 2, src.calls.Load(), "five views past the TTL made one call")
+}
+
+// A background call that fails keeps the copy until it is too old to
+// answer; then a view's own call reports the failure with the last list.
+func TestCachedPositionsKeepsTheCopyWhenTheBackgroundCallFails(t *testing.T) {
+	clock := time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
+	src := &switchablePositions{items: []visibility.PendingWorkload{pendingAt("job-a", 0, 0)}}
+	c := &CachedPositions{Source: src, TTL: 2 * time.Second, Now: now}
+	ctx := context.Background()
+	_, err := c.LocalQueuePending(ctx, "team-vision", "default")
+	require.NoError(t, err)
+	read := now()
+
+	src.setErr(apiServerDown())
+	advance(3 * time.Second)
+	items, err := c.LocalQueuePending(ctx, "team-vision", "default")
+	require.NoError(t, err, "the copy answers while the background call runs")
+	assert.Equal(t, "job-a", items[0].Name)
+	assert.Eventually(t, func() bool { return !c.isRefreshing("team-vision/default") }, 5*time.Second, 10*time.Millisecond)
+
+	advance(2 * time.Second)
+	items, err = c.LocalQueuePending(ctx, "team-vision", "default")
+	var stale *StalePositionsError
+	require.ErrorAs(t, err, &stale, "past twice the TTL the view's own call fails")
+	assert.Equal(t, read, stale.ReadAt)
+	assert.Equal(t, "job-a", items[0].Name)
 }
