@@ -178,7 +178,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	statusDeps.Accounting = accountingOf(db, auditLog)
+	statusDeps.Accounting = accountingOf(db, changes, auditLog)
 	startAttempts(cfg, cache, jobCache, db, loops, log)
 	jobCache.Start(ctx)
 	// Job pages answer "not synced" until the job cache has listed once;

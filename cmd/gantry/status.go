@@ -109,8 +109,10 @@ type poolReader struct {
 
 // accountingOf is cost per accepted unit over the database: verdicts, team
 // rules, shared costs, the endpoint proxy's hourly counts and idle
-// reclaim's episodes.
-func accountingOf(db *store.Store, auditLog *audit.Log) *cost.Accounting {
+// reclaim's episodes. The teams' rules are kept until changes announces
+// a change.
+func accountingOf(db *store.Store, changes *store.Changes, auditLog *audit.Log) *cost.Accounting {
 	return &cost.Accounting{Store: db, Audit: auditLog,
-		Endpoints: cost.StoreEndpointUsage{Hours: db}, Reclaims: cost.StoreReclaims{Episodes: db}}
+		Endpoints: cost.StoreEndpointUsage{Hours: db}, Reclaims: cost.StoreReclaims{Episodes: db},
+		KeptRules: store.NewKept[store.AcceptanceRule](changes, store.TopicAcceptanceRules)}
 }

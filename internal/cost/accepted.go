@@ -92,6 +92,16 @@ type Accounting struct {
 	Reclaims  ReclaimSource
 	Audit     *audit.Log
 	Now       func() time.Time
+	// KeptRules keeps each team's acceptance rule (read by every job page
+	// view) until a replica changes one; nil reads it every time.
+	KeptRules *store.Kept[store.AcceptanceRule]
+}
+
+// rule is the team's acceptance rule, kept until one changes.
+func (a *Accounting) rule(ctx context.Context, team string) (store.AcceptanceRule, error) {
+	return a.KeptRules.Get(ctx, team, func(ctx context.Context) (store.AcceptanceRule, error) {
+		return a.Store.TeamAcceptanceRule(ctx, team)
+	})
 }
 
 func (a *Accounting) now() time.Time {
@@ -164,7 +174,7 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 	g.Go(func() (err error) { pools, err = a.Store.PoolHours(ctx, first, end); return err })
 	g.Go(func() (err error) { shared, err = a.Store.PoolSharedCosts(ctx, first, end); return err })
 	g.Go(func() (err error) { verdicts, err = a.Store.TeamVerdicts(ctx, team); return err })
-	g.Go(func() (err error) { rule, err = a.Store.TeamAcceptanceRule(ctx, team); return err })
+	g.Go(func() (err error) { rule, err = a.rule(ctx, team); return err })
 	g.Go(func() (err error) { comparisons, err = a.Store.CostComparisons(ctx); return err })
 	var months []time.Time
 	for m := first; !m.After(month); m = NextMonth(m) {
@@ -419,22 +429,34 @@ type JobResult struct {
 // template kind (an inference endpoint is never accepted by the rule: its
 // units are the requests it served).
 func (a *Accounting) JobResult(ctx context.Context, team, namespace, job, kind string) (JobResult, error) {
-	v, err := a.Store.Verdict(ctx, namespace, job)
+	rule := store.AcceptanceRule{Team: team}
+	if kind != KindInference {
+		var err error
+		if rule, err = a.rule(ctx, team); err != nil {
+			return JobResult{}, err
+		}
+	}
+	// A person's verdict decides; the job's runs matter only when it has
+	// none and the team's rule is on. Both are read at once, so the job
+	// page waits for one round trip, not two in turn.
+	var (
+		g      errgroup.Group
+		v      store.RunVerdict
+		runs   []store.LedgerRow
+		vErr   error
+		byRule = !rule.AcceptFrom.IsZero()
+	)
+	g.Go(func() error { v, vErr = a.Store.Verdict(ctx, namespace, job); return nil })
+	if byRule {
+		g.Go(func() (err error) { runs, err = a.Store.JobRuns(ctx, namespace, job); return err })
+	}
+	err := g.Wait()
 	switch {
-	case err == nil:
+	case vErr == nil:
 		return JobResult{Verdict: &v}, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return JobResult{}, err
-	}
-	if kind == KindInference {
-		return JobResult{}, nil
-	}
-	rule, err := a.Store.TeamAcceptanceRule(ctx, team)
-	if err != nil || rule.AcceptFrom.IsZero() {
-		return JobResult{}, err
-	}
-	runs, err := a.Store.JobRuns(ctx, namespace, job)
-	if err != nil {
+	case !errors.Is(vErr, store.ErrNotFound):
+		return JobResult{}, vErr
+	case err != nil:
 		return JobResult{}, err
 	}
 	for _, r := range runs {

@@ -11,15 +11,16 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migrations 00023 and 00024), one per table a cached
+// changesChannel (migrations 00023, 00024 and 00025), one per table a cached
 // figure reads.
 const (
-	TopicNotifications = "notifications"
-	TopicQuotaRequests = "quota_requests"
-	TopicLedger        = "ledger"
-	TopicPrices        = "prices"
-	TopicIdlePolicies  = "idle_policies"
-	changesChannel     = "gantry_changes"
+	TopicNotifications   = "notifications"
+	TopicQuotaRequests   = "quota_requests"
+	TopicLedger          = "ledger"
+	TopicPrices          = "prices"
+	TopicIdlePolicies    = "idle_policies"
+	TopicAcceptanceRules = "acceptance_rules"
+	changesChannel       = "gantry_changes"
 )
 
 // Changes hears, over a connection of its own, which tables other
