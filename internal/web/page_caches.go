@@ -49,7 +49,17 @@ type sharedFigures[V any] struct {
 	// family's loads in flight.
 	latest  map[string]familyEntry[V]
 	loading map[string]int
+	// keyOf is each family's newest kept key: a newer load drops the
+	// family's older figures without looking through every key.
+	keyOf map[string]string
+	// swept is when figures past their grace were last dropped.
+	swept time.Time
 }
+
+// sweepEvery spaces the sweeps for figures past their grace: one per load
+// looked through every key (thousands, one per job, on the job page), a
+// few percent of the portal's CPU at 10,000 workloads.
+const sweepEvery = time.Second
 
 type sharedEntry[V any] struct {
 	value  V
@@ -174,31 +184,53 @@ func (s *sharedFigures[V]) keep(family, key string, v V, ttl time.Duration, star
 	if s.byKey == nil {
 		s.byKey = map[string]sharedEntry[V]{}
 		s.latest = map[string]familyEntry[V]{}
+		s.keyOf = map[string]string{}
 	}
-	// Figures past their grace, the family's figures whose load began
-	// before this one's (an earlier ledger version, which views ask for no
-	// more once they read the new one), and families' last figures too old
-	// to answer for are
-	// never answered again: drop them on each load, so the cache holds
-	// what is live rather than every ledger version it has seen (each ended
-	// run is a new version, and a team's figures hold its week of waits).
-	for k, e := range s.byKey {
-		if !now.Before(e.expires.Add(e.ttl)) || (e.family == family && e.started.Before(started)) {
-			delete(s.byKey, k)
+	// The family's figures whose load began before this one's (an earlier
+	// ledger version, which views ask for no more once they read the new
+	// one) are never answered again: drop them on each load, so the cache
+	// holds what is live rather than every ledger version it has seen
+	// (each ended run is a new version, and a team's figures hold its week
+	// of waits).
+	newest := true
+	if old, ok := s.keyOf[family]; ok && old != key {
+		if e, ok := s.byKey[old]; ok {
+			if e.started.Before(started) {
+				delete(s.byKey, old)
+			} else {
+				newest = false
+			}
 		}
 	}
-	for f, e := range s.latest {
-		if now.Sub(e.loadedAt) >= maxFamilyAge {
-			delete(s.latest, f)
+	// Figures past their grace, and families' last figures too old to
+	// answer for, are never answered again either.
+	if now.Sub(s.swept) >= sweepEvery {
+		s.swept = now
+		for k, e := range s.byKey {
+			if !now.Before(e.expires.Add(e.ttl)) {
+				delete(s.byKey, k)
+				if s.keyOf[e.family] == k {
+					delete(s.keyOf, e.family)
+				}
+			}
+		}
+		for f, e := range s.latest {
+			if now.Sub(e.loadedAt) >= maxFamilyAge {
+				delete(s.latest, f)
+			}
 		}
 	}
 	if len(s.byKey) >= maxCachedFigures {
 		clear(s.byKey)
+		clear(s.keyOf)
 	}
 	if len(s.latest) >= maxCachedFigures {
 		clear(s.latest)
 	}
 	s.byKey[key] = sharedEntry[V]{value: v, family: family, started: started, expires: now.Add(ttl), ttl: ttl}
+	if newest {
+		s.keyOf[family] = key
+	}
 	if e, ok := s.latest[family]; !ok || !e.started.After(started) {
 		s.latest[family] = familyEntry[V]{value: v, started: started, loadedAt: now}
 	}

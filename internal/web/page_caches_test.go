@@ -392,3 +392,26 @@ func TestSharedFiguresAnOlderLoadFinishingLateKeepsTheNewer(t *testing.T) {
 	defer s.mu.Unlock()
 	assert.Equal(t, "v2", s.latest["team"].value, "the family's last figures are the newer ones")
 }
+
+// TestSharedFiguresSweepFiguresPastTheirGraceOncePerSecond: the job page
+// keeps figures per job; a load does not look through every job's figures,
+// but those past their grace still go within a second.
+func TestSharedFiguresSweepFiguresPastTheirGraceOncePerSecond(t *testing.T) {
+	const ttl = 10 * time.Millisecond
+	var s sharedFigures[int]
+	ctx := t.Context()
+	load := func(job string) {
+		t.Helper()
+		_, err := s.get(ctx, job, job+"|v1", ttl, func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+	}
+	for i := range 100 {
+		load(fmt.Sprintf("job-%d", i))
+	}
+	time.Sleep(sweepEvery + 2*ttl)
+	load("job-new")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Len(t, s.byKey, 1, "the hundred jobs' figures past their grace are gone")
+	assert.Len(t, s.keyOf, 1)
+}
