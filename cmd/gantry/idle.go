@@ -25,6 +25,7 @@ func startIdleReclaim(cfg config.Config, clients *kube.Clients, jobs *kube.JobCa
 			Extension: ir.Extension, MinWindow: ir.MinWindow, MaxWindow: ir.MaxWindow, MaxExtension: ir.MaxExtension},
 		Store: db, Teams: db, Jobs: jobs, Scaler: reclaim.KubeScaler{Client: clients.Kube}, Templates: launcher,
 		Audit: auditLog, Log: log, KeptPolicies: store.NewKept[[]store.IdlePolicy](changes, store.TopicIdlePolicies),
+		KeptHolds: store.NewKept[map[string]store.IdleHold](changes, store.TopicIdleHolds),
 	}
 	if err := r.Settings.Validate(); err != nil {
 		return nil, err

@@ -129,6 +129,23 @@ func plural(n int64, one, many string) string {
 	return many
 }
 
+// holdOf is the hold on a launch, or ErrNotFound: looked up among every
+// hold, kept until one changes, or read alone without KeptHolds.
+func (r *Reclaimer) holdOf(ctx context.Context, launchID string) (store.IdleHold, error) {
+	if r.KeptHolds == nil {
+		return r.Store.IdleHold(ctx, launchID)
+	}
+	all, err := r.KeptHolds.Get(ctx, "", r.Store.IdleHolds)
+	if err != nil {
+		return store.IdleHold{}, err
+	}
+	h, ok := all[launchID]
+	if !ok {
+		return store.IdleHold{}, fmt.Errorf("idle hold of %s: %w", launchID, store.ErrNotFound)
+	}
+	return h, nil
+}
+
 // StateOf reads a job's idle state for its page; stopped says whether the
 // job is stopped now (a stop by the reclaim is shown only then).
 func (r *Reclaimer) StateOf(ctx context.Context, l store.Launch, stopped bool) (JobState, error) {
@@ -146,7 +163,7 @@ func (r *Reclaimer) StateOf(ctx context.Context, l store.Launch, stopped bool) (
 		return err
 	})
 	g.Go(func() error {
-		h, holdErr = r.Store.IdleHold(ctx, l.LaunchID)
+		h, holdErr = r.holdOf(ctx, l.LaunchID)
 		return nil
 	})
 	g.Go(func() error {

@@ -2,7 +2,9 @@ package reclaim_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,10 +29,26 @@ func (c *countedPolicies) IdlePolicies(ctx context.Context) ([]store.IdlePolicy,
 	return c.Store.IdlePolicies(ctx)
 }
 
-// Every job page view and each pass of the loop asks for a job's policy:
-// the policies are read once and kept until another replica (or this one)
-// changes them, and read every time while nothing listens for changes.
-func TestKeptIdlePoliciesAreReadOnceUntilTheyChange(t *testing.T) {
+// countedHolds counts the reads of the idle holds, all or one.
+type countedHolds struct {
+	*store.Store
+	reads atomic.Int64
+}
+
+func (c *countedHolds) IdleHolds(ctx context.Context) (map[string]store.IdleHold, error) {
+	c.reads.Add(1)
+	return c.Store.IdleHolds(ctx)
+}
+
+func (c *countedHolds) IdleHold(ctx context.Context, launchID string) (store.IdleHold, error) {
+	c.reads.Add(1)
+	return c.Store.IdleHold(ctx, launchID)
+}
+
+// listeningChanges is a migrated database and its change notices, heard
+// until stop or the test's end.
+func listeningChanges(t *testing.T, topic string) (db *store.Store, changes *store.Changes, stop func()) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := stacktest.Postgres(t)
 	db, err := store.Open(ctx, dsn)
@@ -38,13 +56,55 @@ func TestKeptIdlePoliciesAreReadOnceUntilTheyChange(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	log := slog.New(slog.DiscardHandler)
 	require.NoError(t, store.Migrate(ctx, db.SQL(), log))
-	changes := store.NewChanges(dsn, log)
+	changes = store.NewChanges(dsn, log)
 	runCtx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
 	go func() { changes.Run(runCtx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicIdlePolicies); return ok }, 10*time.Second, 10*time.Millisecond)
+	stop = sync.OnceFunc(func() { cancel(); <-stopped })
+	t.Cleanup(stop)
+	require.Eventually(t, func() bool { _, ok := changes.Mark(topic); return ok }, 10*time.Second, 10*time.Millisecond)
+	return db, changes, stop
+}
 
+// Every job page view asks for its job's hold: the holds (few, each set by
+// a person) are read once for all jobs and kept until a replica sets or
+// releases one.
+func TestKeptIdleHoldsAreReadOnceUntilOneChanges(t *testing.T) {
+	ctx := context.Background()
+	db, changes, _ := listeningChanges(t, store.TopicIdleHolds)
+	counted := &countedHolds{Store: db}
+	r := &reclaim.Reclaimer{Settings: reclaim.DefaultSettings(), Store: counted, Teams: db, Log: slog.New(slog.DiscardHandler),
+		KeptHolds: store.NewKept[map[string]store.IdleHold](changes, store.TopicIdleHolds)}
+	job := func(n int) store.Launch {
+		name := fmt.Sprintf("nb-%d", n)
+		return store.Launch{LaunchID: name, Team: "vision", Namespace: "team-vision", Name: name, Kind: string(catalog.KindNotebook)}
+	}
+	for n := range 10 {
+		st, err := r.StateOf(ctx, job(n), false)
+		require.NoError(t, err)
+		assert.Nil(t, st.Hold)
+	}
+	assert.Equal(t, int64(1), counted.reads.Load(), "ten jobs' pages, one read of the holds")
+
+	// Another replica exempts one job: this one hears of it.
+	require.NoError(t, db.HoldIdle(ctx, store.IdleHold{LaunchID: "nb-3", Namespace: "team-vision", Name: "nb-3", Exempt: true,
+		Reason: "long evaluation", HeldBy: "bob", HeldAt: time.Now()}, "", store.AuditEntry{At: time.Now(), Actor: "bob", Action: "idle.exempt", Target: "team-vision/nb-3"}))
+	assert.Eventually(t, func() bool {
+		st, err := r.StateOf(ctx, job(3), false)
+		return err == nil && st.Hold != nil && st.Hold.HeldBy == "bob"
+	}, 5*time.Second, 5*time.Millisecond, "the new hold is read")
+	st, err := r.StateOf(ctx, job(4), false)
+	require.NoError(t, err)
+	assert.Nil(t, st.Hold, "another job is not held")
+}
+
+// Every job page view and each pass of the loop asks for a job's policy:
+// the policies are read once and kept until another replica (or this one)
+// changes them, and read every time while nothing listens for changes.
+func TestKeptIdlePoliciesAreReadOnceUntilTheyChange(t *testing.T) {
+	ctx := context.Background()
+	db, changes, stopListening := listeningChanges(t, store.TopicIdlePolicies)
+	log := slog.New(slog.DiscardHandler)
 	counted := &countedPolicies{Store: db}
 	r := &reclaim.Reclaimer{Settings: reclaim.DefaultSettings(), Store: counted, Teams: db, Log: log,
 		KeptPolicies: store.NewKept[[]store.IdlePolicy](changes, store.TopicIdlePolicies)}
@@ -60,13 +120,12 @@ func TestKeptIdlePoliciesAreReadOnceUntilTheyChange(t *testing.T) {
 	assert.Equal(t, int64(1), counted.reads.Load(), "ten asks, one read")
 
 	// Another replica sets the team's policy: this one hears of it.
-	_, err = db.SetIdlePolicy(ctx, store.IdlePolicy{Team: "vision", Kind: string(catalog.KindNotebook), ThresholdPercent: before + 7,
+	_, err := db.SetIdlePolicy(ctx, store.IdlePolicy{Team: "vision", Kind: string(catalog.KindNotebook), ThresholdPercent: before + 7,
 		WindowSeconds: 3600, GraceSeconds: 900, ExtensionSeconds: 3600, UpdatedBy: "lead", UpdatedAt: time.Now()})
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return threshold() == before+7 }, 5*time.Second, 5*time.Millisecond, "the new policy is read")
 
-	cancel()
-	<-stopped
+	stopListening()
 	counted.reads.Store(0)
 	threshold()
 	threshold()

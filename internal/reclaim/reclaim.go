@@ -115,6 +115,10 @@ type Reclaimer struct {
 	// each pass of the loop) until the table changes; nil reads them each
 	// time.
 	KeptPolicies *store.Kept[[]store.IdlePolicy]
+	// KeptHolds keeps every hold (few, each set by a person; every job page
+	// view asks for its job's) until one changes; nil reads the job's hold
+	// on each view.
+	KeptHolds *store.Kept[map[string]store.IdleHold]
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger

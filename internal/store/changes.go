@@ -11,7 +11,7 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migrations 00023, 00024 and 00025), one per table a cached
+// changesChannel (migrations 00023 to 00026), one per table a cached
 // figure reads.
 const (
 	TopicNotifications   = "notifications"
@@ -20,6 +20,7 @@ const (
 	TopicPrices          = "prices"
 	TopicIdlePolicies    = "idle_policies"
 	TopicAcceptanceRules = "acceptance_rules"
+	TopicIdleHolds       = "idle_holds"
 	changesChannel       = "gantry_changes"
 )
 
