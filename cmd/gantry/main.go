@@ -206,6 +206,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Lifetime:        cfg.SessionLifetime,
 		Secure:          cfg.SecureCookies(),
 		CleanupInterval: 5 * time.Minute,
+		Changes:         changes,
 	})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -43,13 +43,18 @@ type SessionOptions struct {
 	Secure bool
 	// CleanupInterval is how often expired sessions are deleted; zero disables it.
 	CleanupInterval time.Duration
+	// Changes, when set, has the replica keep the sessions it read until
+	// any replica writes or deletes them (keptSessions); nil reads each
+	// view's session from the database.
+	Changes *store.Changes
 }
 
 // NewSessionManager returns a session manager keeping sessions in the
 // sessions table of db.
 func NewSessionManager(db *sql.DB, opts SessionOptions) *scs.SessionManager {
 	sm := scs.New()
-	sm.Store = sessionStore{postgresstore.NewWithConfig(db, postgresstore.Config{CleanUpInterval: opts.CleanupInterval})}
+	inner := postgresstore.NewWithConfig(db, postgresstore.Config{CleanUpInterval: opts.CleanupInterval})
+	sm.Store = newSessionStore(inner, opts.Changes, sm.Codec, opts.IdleTimeout)
 	sm.IdleTimeout = opts.IdleTimeout
 	sm.Lifetime = opts.Lifetime
 	sm.Cookie.Name = SessionCookieName
@@ -61,21 +66,69 @@ func NewSessionManager(db *sql.DB, opts SessionOptions) *scs.SessionManager {
 	return sm
 }
 
-// sessionStore marks the errors of a database that did not answer, so a
-// session that cannot be read while the database restarts is answered in
-// words (and the person stays signed in once it is back).
-type sessionStore struct{ inner scs.Store }
+// sessionStore keeps the sessions it read while nothing changes them
+// (keptSessions), and marks the errors of a database that did not answer,
+// so a session that cannot be read while the database restarts is
+// answered in words (and the person stays signed in once it is back).
+type sessionStore struct {
+	inner scs.Store
+	kept  *keptSessions
+}
+
+// newSessionStore keeps sessions when changes is set, each for at most a
+// quarter of idleTimeout: a used session is written at least that often
+// (renewInterval), so its row's idle deadline is always further away.
+func newSessionStore(inner scs.Store, changes *store.Changes, codec scs.Codec, idleTimeout time.Duration) sessionStore {
+	s := sessionStore{inner: inner}
+	if changes != nil {
+		hold := maxSessionHold
+		if idleTimeout > 0 {
+			hold = min(idleTimeout/4, maxRenewInterval, maxSessionHold)
+		}
+		s.kept = newKeptSessions(changes, codec, hold)
+	}
+	return s
+}
 
 func (s sessionStore) Find(token string) ([]byte, bool, error) {
+	if s.kept == nil {
+		b, found, err := s.inner.Find(token)
+		return b, found, store.MarkUnavailable(err)
+	}
+	if b, ok := s.kept.get(token); ok {
+		return b, true, nil
+	}
+	m := s.kept.mark()
 	b, found, err := s.inner.Find(token)
-	return b, found, store.MarkUnavailable(err)
+	if err != nil {
+		return nil, false, store.MarkUnavailable(err)
+	}
+	if found {
+		s.kept.keep(token, b, m)
+	}
+	return b, found, nil
 }
 
 func (s sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	s.forget(token)
+	defer s.forget(token)
 	return store.MarkUnavailable(s.inner.Commit(token, b, expiry))
 }
 
-func (s sessionStore) Delete(token string) error { return store.MarkUnavailable(s.inner.Delete(token)) }
+func (s sessionStore) Delete(token string) error {
+	s.forget(token)
+	defer s.forget(token)
+	return store.MarkUnavailable(s.inner.Delete(token))
+}
+
+// forget drops this replica's copy of a session it writes or deletes,
+// before (so no view answers the old copy meanwhile) and after (so a read
+// that raced the write is not kept).
+func (s sessionStore) forget(token string) {
+	if s.kept != nil {
+		s.kept.drop(token)
+	}
+}
 
 // LoadSession is gin middleware that loads the session for the request
 // and saves it (writing the cookie) just before the response is written.

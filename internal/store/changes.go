@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,11 @@ const (
 	TopicIdleHolds       = "idle_holds"
 	changesChannel       = "gantry_changes"
 )
+
+// SessionNotices starts the notices of migration 00027: one per session
+// row written or deleted, followed by the hex SHA-256 of its token ("*"
+// for every session).
+const SessionNotices = "session:"
 
 // Changes hears, over a connection of its own, which tables other
 // transactions (of any replica) changed, so that a figure read from them
@@ -44,6 +50,9 @@ type Changes struct {
 	session uint64
 	live    bool
 	topics  map[string]uint64
+	// followers hear the notices that start with their prefix, which are
+	// not counted as topics (one per row, they would pile up).
+	followers map[string]func(string)
 	// writing counts this process's writes under way; written counts
 	// those that ended.
 	writing int
@@ -57,7 +66,28 @@ type ChangeMark struct {
 
 // NewChanges returns a Changes that listens once Run runs.
 func NewChanges(dsn string, log *slog.Logger) *Changes {
-	return &Changes{dsn: dsn, log: log, topics: map[string]uint64{}}
+	return &Changes{dsn: dsn, log: log, topics: map[string]uint64{}, followers: map[string]func(string){}}
+}
+
+// Follow has fn hear, with the prefix cut off, every notice that starts
+// with prefix. It is to be called before Run. fn runs on the listening
+// goroutine and must not block.
+func (c *Changes) Follow(prefix string, fn func(rest string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.followers[prefix] = fn
+}
+
+// Listening is the count of connections made so far and whether the last
+// one still listens: whatever was heard of under an earlier count may
+// have missed a notice.
+func (c *Changes) Listening() (connection uint64, live bool) {
+	if c == nil {
+		return 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session, c.live
 }
 
 // Mark is the state of topic now, to be taken before its figure is read;
@@ -132,8 +162,24 @@ func (c *Changes) listen(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("wait for a change: %w", err)
 		}
+		if fn, rest, ok := c.follower(n.Payload); ok {
+			fn(rest)
+			continue
+		}
 		c.mu.Lock()
 		c.topics[n.Payload]++
 		c.mu.Unlock()
 	}
+}
+
+// follower is the follower of payload, and payload without its prefix.
+func (c *Changes) follower(payload string) (fn func(string), rest string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for prefix, fn := range c.followers {
+		if rest, ok := strings.CutPrefix(payload, prefix); ok {
+			return fn, rest, true
+		}
+	}
+	return nil, "", false
 }

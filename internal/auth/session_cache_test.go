@@ -1,0 +1,162 @@
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// countedSessions counts the sessions read from the database.
+type countedSessions struct {
+	scs.Store
+	finds atomic.Int64
+}
+
+func (c *countedSessions) Find(token string) ([]byte, bool, error) {
+	c.finds.Add(1)
+	return c.Store.Find(token)
+}
+
+// replica is one portal process's session store over the shared database,
+// with its own listening connection.
+type replica struct {
+	store   sessionStore
+	counted *countedSessions
+	changes *store.Changes
+	stop    func()
+}
+
+func newReplica(t *testing.T, dsn string, db *store.Store, idleTimeout time.Duration) *replica {
+	t.Helper()
+	changes := store.NewChanges(dsn, slog.New(slog.DiscardHandler))
+	counted := &countedSessions{Store: postgresstore.New(db.SQL())}
+	r := &replica{store: newSessionStore(counted, changes, scs.GobCodec{}, idleTimeout), counted: counted, changes: changes}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { changes.Run(ctx); close(stopped) }()
+	r.stop = sync.OnceFunc(func() { cancel(); <-stopped })
+	t.Cleanup(r.stop)
+	require.Eventually(t, func() bool { _, live := changes.Listening(); return live }, 10*time.Second, 10*time.Millisecond)
+	return r
+}
+
+// commit writes a session through r and waits until r has heard the
+// notice of its own write (which drops its copy once more).
+func commit(t *testing.T, r *replica, token string, data []byte, expiry time.Time) {
+	t.Helper()
+	changed := func() uint64 { r.store.kept.mu.Lock(); defer r.store.kept.mu.Unlock(); return r.store.kept.changed }
+	before := changed()
+	require.NoError(t, r.store.Commit(token, data, expiry))
+	require.Eventually(t, func() bool { return changed() >= before+3 }, 5*time.Second, 5*time.Millisecond,
+		"the two drops around the write and its notice")
+}
+
+func encodeSession(t *testing.T, deadline time.Time, user string) []byte {
+	t.Helper()
+	b, err := scs.GobCodec{}.Encode(deadline, map[string]any{keyUserID: user})
+	require.NoError(t, err)
+	return b
+}
+
+// userOf is the user a replica's view would see signed in ("" for none).
+func userOf(t *testing.T, r *replica, token string) string {
+	t.Helper()
+	b, found, err := r.store.Find(token)
+	require.NoError(t, err)
+	if !found {
+		return ""
+	}
+	_, values, err := scs.GobCodec{}.Decode(b)
+	require.NoError(t, err)
+	user, _ := values[keyUserID].(string)
+	return user
+}
+
+// A page view reads its session from PostgreSQL about once a minute, not
+// on every view; a sign-out on any replica still ends the session on the
+// next view, and nothing is kept while the replica cannot hear changes.
+func TestSessionsAreKeptUntilAnyReplicaWritesOrDeletesThem(t *testing.T) {
+	ctx := context.Background()
+	dsn := stacktest.Postgres(t)
+	db, err := store.Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+
+	a := newReplica(t, dsn, db, 30*time.Minute)
+	b := newReplica(t, dsn, db, 30*time.Minute)
+	deadline := time.Now().Add(12 * time.Hour)
+	commit(t, a, "tok-alice", encodeSession(t, deadline, "alice"), time.Now().Add(30*time.Minute))
+	commit(t, a, "tok-bob", encodeSession(t, deadline, "bob"), time.Now().Add(30*time.Minute))
+
+	for range 5 {
+		assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
+	}
+	assert.EqualValues(t, 1, a.counted.finds.Load(), "five views of one session read it once")
+
+	t.Run("a session written on another replica is read again", func(t *testing.T) {
+		assert.Equal(t, "bob", userOf(t, a, "tok-bob"))
+		require.NoError(t, b.store.Commit("tok-bob", encodeSession(t, deadline, "bob-renamed"), time.Now().Add(30*time.Minute)))
+		assert.Eventually(t, func() bool { return userOf(t, a, "tok-bob") == "bob-renamed" }, 5*time.Second, 5*time.Millisecond)
+		finds := a.counted.finds.Load()
+		assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
+		assert.Equal(t, finds, a.counted.finds.Load(), "another session's copy stays")
+	})
+
+	t.Run("a sign-out on another replica ends the session", func(t *testing.T) {
+		assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
+		require.NoError(t, b.store.Delete("tok-alice"))
+		assert.Eventually(t, func() bool { return userOf(t, a, "tok-alice") == "" }, 5*time.Second, 5*time.Millisecond,
+			"signed out everywhere once the notice is heard")
+	})
+
+	t.Run("a sign-out on this replica ends the session at once", func(t *testing.T) {
+		require.NoError(t, a.store.Commit("tok-carol", encodeSession(t, deadline, "carol"), time.Now().Add(30*time.Minute)))
+		assert.Equal(t, "carol", userOf(t, a, "tok-carol"))
+		require.NoError(t, a.store.Delete("tok-carol"))
+		assert.Equal(t, "", userOf(t, a, "tok-carol"), "no notice needed")
+	})
+
+	t.Run("a session is not answered past its deadline", func(t *testing.T) {
+		soon := time.Now().Add(300 * time.Millisecond)
+		require.NoError(t, a.store.Commit("tok-dave", encodeSession(t, soon, "dave"), soon))
+		assert.Equal(t, "dave", userOf(t, a, "tok-dave"))
+		time.Sleep(time.Until(soon) + 50*time.Millisecond)
+		assert.Equal(t, "", userOf(t, a, "tok-dave"))
+	})
+
+	t.Run("nothing is kept while the replica does not listen", func(t *testing.T) {
+		require.NoError(t, a.store.Commit("tok-erin", encodeSession(t, deadline, "erin"), time.Now().Add(30*time.Minute)))
+		assert.Equal(t, "erin", userOf(t, a, "tok-erin"))
+		a.stop()
+		finds := a.counted.finds.Load()
+		require.NoError(t, b.store.Delete("tok-erin"))
+		assert.Equal(t, "", userOf(t, a, "tok-erin"), "the copy is not answered without the notices")
+		assert.Equal(t, "", userOf(t, a, "tok-erin"))
+		assert.Equal(t, finds+2, a.counted.finds.Load(), "each view reads its session")
+	})
+}
+
+// A session is kept for at most a quarter of the idle timeout, the longest
+// a used session goes unwritten, so a copy never outlives its row's idle
+// deadline.
+func TestKeptSessionHoldFollowsTheIdleTimeout(t *testing.T) {
+	hold := func(idle time.Duration) time.Duration {
+		return newSessionStore(&countedSessions{}, store.NewChanges("", slog.New(slog.DiscardHandler)), scs.GobCodec{}, idle).kept.hold
+	}
+	assert.Equal(t, 2*time.Second, hold(8*time.Second))
+	assert.Equal(t, 30*time.Second, hold(30*time.Minute))
+	assert.Equal(t, 30*time.Second, hold(0))
+	assert.Nil(t, newSessionStore(&countedSessions{}, nil, scs.GobCodec{}, time.Minute).kept, "nothing kept without notices")
+}
