@@ -11,6 +11,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gin-gonic/gin"
 
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -90,36 +91,58 @@ func newSessionStore(inner scs.Store, changes *store.Changes, codec scs.Codec, i
 	return s
 }
 
-func (s sessionStore) Find(token string) ([]byte, bool, error) {
-	if s.kept == nil {
-		b, found, err := s.inner.Find(token)
-		return b, found, store.MarkUnavailable(err)
+// FindCtx, CommitCtx and DeleteCtx are what scs calls (scs.CtxStore):
+// the request's context carries its Server-Timing, which counts each
+// round trip to the sessions table as a wait on the database.
+func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	if s.kept != nil {
+		if b, ok := s.kept.get(token); ok {
+			return b, true, nil
+		}
 	}
-	if b, ok := s.kept.get(token); ok {
-		return b, true, nil
+	var m readMark
+	if s.kept != nil {
+		m = s.kept.mark()
 	}
-	m := s.kept.mark()
+	t0 := time.Now()
 	b, found, err := s.inner.Find(token)
+	servertiming.Add(ctx, servertiming.DB, time.Since(t0))
 	if err != nil {
 		return nil, false, store.MarkUnavailable(err)
 	}
-	if found {
+	if found && s.kept != nil {
 		s.kept.keep(token, b, m)
 	}
 	return b, found, nil
 }
 
-func (s sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	s.forget(token)
 	defer s.forget(token)
-	return store.MarkUnavailable(s.inner.Commit(token, b, expiry))
+	t0 := time.Now()
+	err := s.inner.Commit(token, b, expiry)
+	servertiming.Add(ctx, servertiming.DB, time.Since(t0))
+	return store.MarkUnavailable(err)
 }
 
-func (s sessionStore) Delete(token string) error {
+func (s sessionStore) DeleteCtx(ctx context.Context, token string) error {
 	s.forget(token)
 	defer s.forget(token)
-	return store.MarkUnavailable(s.inner.Delete(token))
+	t0 := time.Now()
+	err := s.inner.Delete(token)
+	servertiming.Add(ctx, servertiming.DB, time.Since(t0))
+	return store.MarkUnavailable(err)
 }
+
+func (s sessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+func (s sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+func (s sessionStore) Delete(token string) error { return s.DeleteCtx(context.Background(), token) }
 
 // forget drops this replica's copy of a session it writes or deletes,
 // before (so no view answers the old copy meanwhile) and after (so a read
@@ -247,3 +270,5 @@ func (w *sessionWriter) WriteString(s string) (int, error) {
 	w.commit()
 	return w.ResponseWriter.WriteString(s)
 }
+
+var _ scs.CtxStore = sessionStore{}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -104,6 +105,18 @@ func TestSessionsAreKeptUntilAnyReplicaWritesOrDeletesThem(t *testing.T) {
 		assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
 	}
 	assert.EqualValues(t, 1, a.counted.finds.Load(), "five views of one session read it once")
+
+	// A view's Server-Timing counts its session's read as a wait on the
+	// database, and nothing when the session was kept.
+	waits := func(token string) int {
+		ctx, timing := servertiming.Start(ctx)
+		_, _, err := a.store.FindCtx(ctx, token)
+		require.NoError(t, err)
+		_, calls := servertiming.Parse(timing.Header())
+		return calls["db"]
+	}
+	assert.Equal(t, 0, waits("tok-alice"))
+	assert.Equal(t, 1, waits("tok-nobody"))
 
 	t.Run("a session written on another replica is read again", func(t *testing.T) {
 		assert.Equal(t, "bob", userOf(t, a, "tok-bob"))

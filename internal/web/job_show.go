@@ -134,8 +134,10 @@ func (h *handler) jobShow(c *gin.Context) {
 	})
 	g.Go(func() error {
 		p = h.jobProps(c, rec, st, views.JobStatusPanel{})
-		return h.accessPanels(c, rec, st, &p, "")
+		return nil
 	})
+	var access views.JobProps
+	g.Go(func() error { return h.accessPanels(c, rec, st, &access, "") })
 	g.Go(func() (err error) {
 		idle, err = h.idleProps(ctx, u, rec, st.Phase)
 		return err
@@ -148,7 +150,7 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	p.Status, p.Idle = panel, idle
+	p.Status, p.Idle, p.Open, p.Endpoint = panel, idle, access.Open, access.Endpoint
 	p.Attempts = jobAttemptsView(attempts, h.Attempts != nil)
 	h.render(c, http.StatusOK, views.JobPage(h.navCounted(c, "jobs", pending, unread), p))
 }
@@ -241,7 +243,9 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 		p.Outside = true // nothing to relaunch, stop or delete from here
 		return p
 	}
-	p.Verdict = h.verdictProps(c, rec)
+	// The verdict and the template are independent reads.
+	verdict := make(chan *views.VerdictProps, 1)
+	go func() { verdict <- h.verdictProps(c, rec) }()
 	var params map[string]string
 	if err := json.Unmarshal(rec.Parameters, &params); err == nil {
 		for _, k := range slices.Sorted(maps.Keys(params)) {
@@ -270,5 +274,6 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 	if st.Phase != queue.PhaseDeleted {
 		p.Actions = append(p.Actions, views.JobAction{Label: "Delete", URL: base + "/delete", TestID: "delete", Danger: true})
 	}
+	p.Verdict = <-verdict
 	return p
 }
