@@ -234,6 +234,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 
+	// The team page shows each team's webhook and deliveries, kept until one changes.
+	webhooks := notify.Webhooks{Store: db, Audit: auditLog, Kept: store.NewKept[notify.TeamWebhook](changes, store.TopicWebhooks)}
 	gin.SetMode(gin.ReleaseMode)
 	handler, probes, err := web.NewHandlers(web.Deps{
 		PublicURL:     cfg.PublicURL,
@@ -263,7 +265,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Proxy:      proxyDeps,
 		Idle:       idle,
 		Attempts:   db,
-		Webhooks:   notify.Webhooks{Store: db, Audit: auditLog},
+		Webhooks:   webhooks,
 		Ready:      ready,
 		Changes:    changes,
 		Cluster:    contact,

@@ -38,6 +38,9 @@ type Webhooks struct {
 	Store WebhookStore
 	Audit *audit.Log
 	Now   func() time.Time
+	// Kept, when set, keeps each team's webhook and deliveries until one
+	// changes (store.TopicWebhooks), so a team page view does not read them.
+	Kept *store.Kept[TeamWebhook]
 }
 
 // TeamWebhook is a team's webhook and its latest deliveries; URL is empty
@@ -54,6 +57,10 @@ const RecentDeliveries = 10
 
 // Get returns the team's webhook and its latest deliveries.
 func (w Webhooks) Get(ctx context.Context, team string) (TeamWebhook, error) {
+	return w.Kept.Get(ctx, team, func(ctx context.Context) (TeamWebhook, error) { return w.read(ctx, team) })
+}
+
+func (w Webhooks) read(ctx context.Context, team string) (TeamWebhook, error) {
 	var out TeamWebhook
 	hook, err := w.Store.TeamWebhook(ctx, team)
 	switch {

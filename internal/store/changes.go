@@ -12,8 +12,8 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migrations 00023 to 00026), one per table a cached
-// figure reads.
+// changesChannel (migrations 00023 to 00026 and 00028), one per table
+// (or pair of tables) a cached figure reads.
 const (
 	TopicNotifications   = "notifications"
 	TopicQuotaRequests   = "quota_requests"
@@ -22,6 +22,7 @@ const (
 	TopicIdlePolicies    = "idle_policies"
 	TopicAcceptanceRules = "acceptance_rules"
 	TopicIdleHolds       = "idle_holds"
+	TopicWebhooks        = "webhooks"
 	changesChannel       = "gantry_changes"
 )
 
