@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedSessions counts the sessions read from the database.
@@ -40,16 +39,9 @@ type replica struct {
 
 func newReplica(t *testing.T, dsn string, db *store.Store, idleTimeout time.Duration) *replica {
 	t.Helper()
-	changes := store.NewChanges(dsn, slog.New(slog.DiscardHandler))
+	changes, stop := storetest.Listen(t, dsn)
 	counted := &countedSessions{Store: postgresstore.New(db.SQL())}
-	r := &replica{store: newSessionStore(counted, changes, scs.GobCodec{}, idleTimeout), counted: counted, changes: changes}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { changes.Run(ctx); close(stopped) }()
-	r.stop = sync.OnceFunc(func() { cancel(); <-stopped })
-	t.Cleanup(r.stop)
-	require.Eventually(t, func() bool { _, live := changes.Listening(); return live }, 10*time.Second, 10*time.Millisecond)
-	return r
+	return &replica{store: newSessionStore(counted, changes, scs.GobCodec{}, idleTimeout), counted: counted, changes: changes, stop: stop}
 }
 
 // commit writes a session through r and waits until r has heard the
@@ -89,11 +81,7 @@ func userOf(t *testing.T, r *replica, token string) string {
 // next view, and nothing is kept while the replica cannot hear changes.
 func TestSessionsAreKeptUntilAnyReplicaWritesOrDeletesThem(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db, dsn := storetest.Open(t)
 
 	a := newReplica(t, dsn, db, 30*time.Minute)
 	b := newReplica(t, dsn, db, 30*time.Minute)

@@ -2,7 +2,6 @@ package cost_test
 
 import (
 	"context"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,9 +11,9 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/cost"
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedRules counts the reads of teams' acceptance rules.
@@ -34,18 +33,7 @@ func (c *countedRules) TeamAcceptanceRule(ctx context.Context, team string) (sto
 // never asks for it.
 func TestJobResultKeepsTheTeamsRuleUntilItChanges(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	log := slog.New(slog.DiscardHandler)
-	require.NoError(t, store.Migrate(ctx, db.SQL(), log))
-	changes := store.NewChanges(dsn, log)
-	runCtx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { changes.Run(runCtx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicAcceptanceRules); return ok }, 10*time.Second, 10*time.Millisecond)
+	db, changes, _ := storetest.Listening(t)
 
 	ended := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	for _, job := range []string{"train-c", "train-d"} {
@@ -70,7 +58,7 @@ func TestJobResultKeepsTheTeamsRuleUntilItChanges(t *testing.T) {
 	assert.Equal(t, int64(1), counted.reads.Load(), "ten views, one read of the rule")
 
 	// Another replica turns the rule on from before the run ended.
-	_, _, err = db.SetAcceptanceRule(ctx, "vision", true, "bob", ended.Add(-24*time.Hour))
+	_, _, err := db.SetAcceptanceRule(ctx, "vision", true, "bob", ended.Add(-24*time.Hour))
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return result("train-c", "training").ByRule }, 5*time.Second, 10*time.Millisecond,
 		"the rule turned on is read again and accepts the succeeded run")

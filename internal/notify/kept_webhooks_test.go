@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedWebhooks counts the reads of a team's webhook.
@@ -32,18 +31,7 @@ func (c *countedWebhooks) TeamWebhook(ctx context.Context, team string) (store.T
 // delivery is queued or attempted.
 func TestKeptWebhooksAreReadOnceUntilOneChanges(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	log := slog.New(slog.DiscardHandler)
-	require.NoError(t, store.Migrate(ctx, db.SQL(), log))
-	changes := store.NewChanges(dsn, log)
-	runCtx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { changes.Run(runCtx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicWebhooks); return ok }, 10*time.Second, 10*time.Millisecond)
+	db, changes, _ := storetest.Listening(t)
 
 	counted := &countedWebhooks{Store: db}
 	w := Webhooks{Store: counted, Kept: store.NewKept[TeamWebhook](changes, store.TopicWebhooks)}
@@ -71,7 +59,7 @@ func TestKeptWebhooksAreReadOnceUntilOneChanges(t *testing.T) {
 		return got.URL == "https://chat.example.com/other"
 	}, 5*time.Second, 10*time.Millisecond, "a webhook set on any replica is shown")
 
-	_, err = db.RecordLaunch(ctx, store.Launch{LaunchID: "l1", Team: "ml", Namespace: "team-ml", Name: "train", Kind: "training",
+	_, err := db.RecordLaunch(ctx, store.Launch{LaunchID: "l1", Team: "ml", Namespace: "team-ml", Name: "train", Kind: "training",
 		Template: "pytorch", TemplateVersion: 1, Owner: "alice", Parameters: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	m := store.JobMoment{Team: "ml", Namespace: "team-ml", Job: "train", MomentKey: "wl-finish/u1", Kind: store.MomentEnded,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/reclaim"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedPolicies counts the reads of the idle policies.
@@ -45,33 +44,12 @@ func (c *countedHolds) IdleHold(ctx context.Context, launchID string) (store.Idl
 	return c.Store.IdleHold(ctx, launchID)
 }
 
-// listeningChanges is a migrated database and its change notices, heard
-// until stop or the test's end.
-func listeningChanges(t *testing.T, topic string) (db *store.Store, changes *store.Changes, stop func()) {
-	t.Helper()
-	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	log := slog.New(slog.DiscardHandler)
-	require.NoError(t, store.Migrate(ctx, db.SQL(), log))
-	changes = store.NewChanges(dsn, log)
-	runCtx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { changes.Run(runCtx); close(stopped) }()
-	stop = sync.OnceFunc(func() { cancel(); <-stopped })
-	t.Cleanup(stop)
-	require.Eventually(t, func() bool { _, ok := changes.Mark(topic); return ok }, 10*time.Second, 10*time.Millisecond)
-	return db, changes, stop
-}
-
 // Every job page view asks for its job's hold: the holds (few, each set by
 // a person) are read once for all jobs and kept until a replica sets or
 // releases one.
 func TestKeptIdleHoldsAreReadOnceUntilOneChanges(t *testing.T) {
 	ctx := context.Background()
-	db, changes, _ := listeningChanges(t, store.TopicIdleHolds)
+	db, changes, _ := storetest.Listening(t)
 	counted := &countedHolds{Store: db}
 	r := &reclaim.Reclaimer{Settings: reclaim.DefaultSettings(), Store: counted, Teams: db, Log: slog.New(slog.DiscardHandler),
 		KeptHolds: store.NewKept[map[string]store.IdleHold](changes, store.TopicIdleHolds)}
@@ -103,7 +81,7 @@ func TestKeptIdleHoldsAreReadOnceUntilOneChanges(t *testing.T) {
 // changes them, and read every time while nothing listens for changes.
 func TestKeptIdlePoliciesAreReadOnceUntilTheyChange(t *testing.T) {
 	ctx := context.Background()
-	db, changes, stopListening := listeningChanges(t, store.TopicIdlePolicies)
+	db, changes, stopListening := storetest.Listening(t)
 	log := slog.New(slog.DiscardHandler)
 	counted := &countedPolicies{Store: db}
 	r := &reclaim.Reclaimer{Settings: reclaim.DefaultSettings(), Store: counted, Teams: db, Log: log,

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/store"
+	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // A user's unread count is read once and kept while nothing changes; a
@@ -19,17 +19,7 @@ import (
 // this replica, without waiting for the database's notice.
 func TestKeptBadgeCountsFollowEveryChange(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), testLog(t)))
-	changes := store.NewChanges(dsn, testLog(t))
-	runCtx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { changes.Run(runCtx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-	require.Eventually(t, func() bool { _, ok := changes.Mark(store.TopicNotifications); return ok }, 10*time.Second, 10*time.Millisecond)
+	db, changes, stopListening := storetest.Listening(t)
 
 	badges := store.NewKept[navBadgeCounts](changes, store.TopicNotifications, store.TopicQuotaRequests)
 	var reads atomic.Int64
@@ -63,8 +53,7 @@ func TestKeptBadgeCountsFollowEveryChange(t *testing.T) {
 	assert.Equal(t, 0, unread(), "the view right after her own change")
 
 	// Without a listening connection nothing is kept.
-	cancel()
-	<-stopped
+	stopListening()
 	reads.Store(0)
 	unread()
 	unread()
