@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedSessions counts the sessions read from the database.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedRules counts the reads of teams' acceptance rules.

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedWebhooks counts the reads of a team's webhook.

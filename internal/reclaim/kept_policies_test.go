@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/reclaim"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // countedPolicies counts the reads of the idle policies.

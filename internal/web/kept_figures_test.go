@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/store"
-	"github.com/gantry-dev/gantry/internal/store/storetest"
 )
 
 // A user's unread count is read once and kept while nothing changes; a
