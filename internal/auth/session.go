@@ -95,13 +95,11 @@ func newSessionStore(inner scs.Store, changes *store.Changes, codec scs.Codec, i
 // the request's context carries its Server-Timing, which counts each
 // round trip to the sessions table as a wait on the database.
 func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	var m readMark
 	if s.kept != nil {
 		if b, ok := s.kept.get(token); ok {
 			return b, true, nil
 		}
-	}
-	var m readMark
-	if s.kept != nil {
 		m = s.kept.mark()
 	}
 	t0 := time.Now()

@@ -21,9 +21,9 @@ const maxKeptSessions = 4096
 // connection noticing.
 const maxSessionHold = 30 * time.Second
 
-// keptSessions keeps the signed-in sessions this replica has read, so a
-// page view reads its session from PostgreSQL about once a minute instead
-// of on every view. A session is kept only while the database's notices
+// keptSessions keeps the sessions this replica has read, so a page view
+// reads its session from PostgreSQL once per hold or renewal instead of
+// on every view. A session is kept only while the database's notices
 // are heard (store.Changes), and dropped as soon as its row is written or
 // deleted by any replica (migration 00027): a sign-out, here or on
 // another replica, ends the session on the next view after the notice
@@ -35,7 +35,6 @@ type keptSessions struct {
 	changes *store.Changes
 	codec   scs.Codec
 	hold    time.Duration
-	now     func() time.Time
 
 	mu sync.Mutex
 	// changed counts the drops: a session read before one is not kept,
@@ -52,13 +51,8 @@ type keptSession struct {
 }
 
 func newKeptSessions(changes *store.Changes, codec scs.Codec, hold time.Duration) *keptSessions {
-	if hold <= 0 || hold > maxSessionHold {
-		hold = maxSessionHold
-	}
-	k := &keptSessions{changes: changes, codec: codec, hold: hold, now: time.Now, byHash: map[string]keptSession{}}
-	if changes != nil {
-		changes.Follow(store.SessionNotices, k.heard)
-	}
+	k := &keptSessions{changes: changes, codec: codec, hold: hold, byHash: map[string]keptSession{}}
+	changes.Follow(store.SessionNotices, k.heard)
 	return k
 }
 
@@ -92,7 +86,7 @@ func (k *keptSessions) get(token string) ([]byte, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e, ok := k.byHash[tokenHash(token)]
-	if !ok || e.connection != connection || !k.now().Before(e.until) {
+	if !ok || e.connection != connection || !time.Now().Before(e.until) {
 		return nil, false
 	}
 	return e.data, true
@@ -121,7 +115,7 @@ func (k *keptSessions) keep(token string, data []byte, m readMark) {
 	if err != nil {
 		return
 	}
-	now := k.now()
+	now := time.Now()
 	until := now.Add(k.hold)
 	if deadline.Before(until) {
 		until = deadline
