@@ -27,6 +27,7 @@ type Reader struct {
 	Templates TemplateLister
 	Records   interface {
 		LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error)
+		LaunchManifest(ctx context.Context, namespace, name string) (string, error)
 	}
 	Jobs TeamJobLister
 }
@@ -53,6 +54,12 @@ func (r Reader) TemplatesFor(ctx context.Context, teams []string) ([]catalog.Tem
 // Record returns the launch record of a job.
 func (r Reader) Record(ctx context.Context, team, name string) (store.Launch, error) {
 	return r.Records.LaunchByName(ctx, naming.Namespace(team), name)
+}
+
+// Manifest returns the manifest a job's launch applied (Record may leave
+// it out: see KeptRecords).
+func (r Reader) Manifest(ctx context.Context, team, name string) (string, error) {
+	return r.Records.LaunchManifest(ctx, naming.Namespace(team), name)
 }
 
 // Status returns a job's status from the cache.

@@ -31,6 +31,11 @@ const (
 // for every session).
 const SessionNotices = "session:"
 
+// LaunchNotices starts the notices of migration 00029: one per launch
+// record written or deleted, followed by its namespace, "/" and its name
+// ("*" for every record).
+const LaunchNotices = "launch:"
+
 // Changes hears, over a connection of its own, which tables other
 // transactions (of any replica) changed, so that a figure read from them
 // can be kept until they change. It only vouches for a figure while it

@@ -118,3 +118,28 @@ func (s *Store) MarkLaunchDeleted(ctx context.Context, namespace, name, by strin
 	}
 	return nil
 }
+
+// RecentLaunches returns the newest limit launch records, newest first,
+// without their manifests (LaunchManifest reads one): what a replica keeps
+// of every job.
+func (s *Store) RecentLaunches(ctx context.Context, limit int) ([]Launch, error) {
+	var out []Launch
+	if err := s.db.WithContext(ctx).Omit("manifest").Order("id DESC").Limit(limit).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list the newest %d launches: %w", limit, err)
+	}
+	return out, nil
+}
+
+// LaunchManifest returns the manifest the named launch applied, or
+// ErrNotFound.
+func (s *Store) LaunchManifest(ctx context.Context, namespace, name string) (string, error) {
+	var manifests []string
+	if err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name = ?", namespace, name).
+		Limit(1).Pluck("manifest", &manifests).Error; err != nil {
+		return "", fmt.Errorf("get the manifest of launch %s/%s: %w", namespace, name, err)
+	}
+	if len(manifests) == 0 {
+		return "", fmt.Errorf("get the manifest of launch %s/%s: %w", namespace, name, ErrNotFound)
+	}
+	return manifests[0], nil
+}

@@ -146,11 +146,19 @@ func (h *handler) jobShow(c *gin.Context) {
 		attempts, err = h.jobAttempts(ctx, rec.Namespace, rec.Name)
 		return err
 	})
+	// The record, kept in memory, leaves out the manifest (launch.KeptRecords).
+	manifest := rec.Manifest
+	if manifest == "" && !launch.IsOutside(rec) {
+		g.Go(func() (err error) {
+			manifest, err = h.Jobs.Manifest(ctx, rec.Team, rec.Name)
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		h.fail(c, err)
 		return
 	}
-	p.Status, p.Idle, p.Open, p.Endpoint = panel, idle, access.Open, access.Endpoint
+	p.Status, p.Idle, p.Open, p.Endpoint, p.Manifest = panel, idle, access.Open, access.Endpoint, manifest
 	p.Attempts = jobAttemptsView(attempts, h.Attempts != nil)
 	h.render(c, http.StatusOK, views.JobPage(h.navCounted(c, "jobs", pending, unread), p))
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
@@ -33,9 +34,12 @@ import (
 // member of a throwaway team, from a real job cache and launch records in
 // Postgres, as the portal wires them.
 type jobPages struct {
-	env  *stacktest.Env
-	db   *store.Store
-	team string
+	env *stacktest.Env
+	db  *store.Store
+	// records keeps the launch records as the portal does; the tests
+	// launch and delete through it, as a portal replica would.
+	records *launch.KeptRecords
+	team    string
 	// members are the team's IdP groups (alice's).
 	members []string
 	queues  *kube.Cache
@@ -57,10 +61,11 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec, opts ...jobPagesOptio
 	ctx := context.Background()
 	env := stacktest.Stack(t)
 	team := env.Team(t, spec)
-	db, err := store.Open(ctx, stacktest.Postgres(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db, dsn := storetest.Open(t)
+	// Launch records are kept in memory, as the portal keeps them.
+	changes, _ := storetest.Listen(t, dsn)
+	records := launch.NewKeptRecords(db, changes, slog.New(slog.DiscardHandler))
+	require.NoError(t, records.Load(ctx))
 
 	queues, err := kube.NewCache(env.Kueue, 0)
 	require.NoError(t, err)
@@ -79,7 +84,7 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec, opts ...jobPagesOptio
 	}
 	h := &handler{Deps: Deps{
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
-		Jobs:      launch.Reader{Templates: db, Records: db, Jobs: jobs},
+		Jobs:      launch.Reader{Templates: db, Records: records, Jobs: jobs},
 		Status:    &StatusDeps{Reader: reader, Jobs: jobs, Costs: db},
 		Logs:      &kube.PodLogs{Base: env.RESTConfig, Identities: identity.Prefixes{}, Pods: jobs},
 		Log:       slog.New(slog.DiscardHandler),
@@ -94,18 +99,18 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec, opts ...jobPagesOptio
 	engine.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
 	engine.GET("/api/v1/teams/:team/jobs/:name", h.apiJobGet)
 	engine.GET("/api/v1/teams/:team/jobs/:name/status", h.apiJobStatus)
-	return &jobPages{env: env, db: db, team: team.Name, members: team.MemberGroups, queues: queues, engine: engine}
+	return &jobPages{env: env, db: db, records: records, team: team.Name, members: team.MemberGroups, queues: queues, engine: engine}
 }
 
 // record stores a training launch of the team made at the given time.
 func (p *jobPages) record(t *testing.T, name string, at time.Time) {
 	t.Helper()
-	_, err := p.db.RecordLaunch(context.Background(), store.Launch{
+	_, err := p.records.RecordLaunchAudited(context.Background(), store.Launch{
 		LaunchID: strings.TrimPrefix(name, "pytorch-train-"), Team: p.team, Namespace: "team-" + p.team, Name: name,
 		Kind: "training", Template: "pytorch-train", TemplateVersion: 3, Owner: "alice",
 		Parameters: json.RawMessage(`{"gpus":"2","memory":"16Gi"}`), Objects: store.StringList{"Job/" + name},
 		Manifest: "kind: Job", CreatedAt: at,
-	})
+	}, nil)
 	require.NoError(t, err)
 }
 
@@ -148,6 +153,7 @@ func TestJustLaunchedJobIsShownAsBeingCreatedUntilTheCacheSeesIt(t *testing.T) {
 	assert.Equal(t, jobPath+"/status", doc.Find(`[data-testid="job-status"]`).AttrOr("data-refresh-url", ""), "the refresh script picks up the real status")
 	assert.Equal(t, 1, doc.Find(`[data-testid="job-phase"]`).Length(), "one status panel, one phase")
 	assert.Equal(t, 1, doc.Find(`[data-testid="delete"]`).Length(), "it can be deleted at once")
+	assert.Equal(t, "kind: Job", doc.Find(`[data-testid="manifest"] pre`).Text(), "the manifest, read apart from the kept record")
 
 	code, body := p.get(t, "/api/v1"+jobPath)
 	require.Equal(t, http.StatusOK, code, body)
@@ -198,7 +204,7 @@ func TestJobDeletedThroughGantrySaysWhoDeletedIt(t *testing.T) {
 	name := "pytorch-train-gone000001"
 	p.record(t, name, time.Now())
 	at := time.Date(2026, 3, 4, 10, 30, 0, 0, time.UTC)
-	require.NoError(t, p.db.MarkLaunchDeleted(context.Background(), "team-"+p.team, name, "bob", at))
+	require.NoError(t, p.records.MarkLaunchDeleted(context.Background(), "team-"+p.team, name, "bob", at))
 	jobPath := "/teams/" + p.team + "/jobs/" + name
 
 	for _, path := range []string{jobPath, jobPath + "/status"} {

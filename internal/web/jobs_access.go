@@ -29,6 +29,8 @@ type Launcher interface {
 type JobReader interface {
 	TemplatesFor(ctx context.Context, teams []string) ([]catalog.Template, error)
 	Record(ctx context.Context, team, name string) (store.Launch, error)
+	// Manifest is what the job's launch applied: Record may leave it out.
+	Manifest(ctx context.Context, team, name string) (string, error)
 	// Outside finds a workload made in the team's namespace without the
 	// portal, with a stand-in record (see launch.IsOutside).
 	Outside(team, name string) (store.Launch, launch.Status, error)

@@ -1,0 +1,299 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unique"
+
+	"github.com/gantry-dev/gantry/internal/store"
+)
+
+// maxKeptRecords bounds the launch records a replica keeps (a few hundred
+// bytes each without their manifests). Past it only the newest are kept,
+// and a name not among them is read from PostgreSQL.
+const maxKeptRecords = 50_000
+
+// keptRecordsReload is how often a replica reads every record again, and
+// keptRecordsMaxAge how long it answers from a copy it could not read
+// again: should a change notice be lost without the listening connection
+// noticing, a stale record lives at most that long.
+const (
+	keptRecordsReload = 5 * time.Minute
+	keptRecordsMaxAge = 2 * keptRecordsReload
+)
+
+// keptRecordsRetry is the pause after a failed read of every record.
+const keptRecordsRetry = 10 * time.Second
+
+// RecordStore is what KeptRecords reads and writes: the launch service's
+// store, every record at once, one record's manifest, and which of many
+// workloads have a record.
+type RecordStore interface {
+	Store
+	Launched
+	RecentLaunches(ctx context.Context, limit int) ([]store.Launch, error)
+	LaunchManifest(ctx context.Context, namespace, name string) (string, error)
+}
+
+// KeptRecords keeps every launch record, without its manifest, in memory
+// while the database's change notices are heard (store.Changes), so that a
+// job's page, its status refresh and its API answer read no record from
+// PostgreSQL before they can start their own reads. A record is written
+// twice at most (its launch, its deletion); each write is announced to
+// every replica (migration 00029), which reads that record again on its
+// next view. Writes made through this replica take effect on its next
+// view, before the notice comes.
+//
+// Records are read all at once when the replica starts listening (and
+// again after it lost its connection, and every keptRecordsReload); until
+// then, and whenever it does not listen, every view reads PostgreSQL.
+// LaunchByName answers records without their manifests, kept or not;
+// LaunchManifest reads one.
+type KeptRecords struct {
+	RecordStore
+	changes *store.Changes
+	log     *slog.Logger
+
+	mu sync.Mutex
+	// byName is every record, read under connection at loadedAt, but
+	// those in unknown: announced since (the drops count then), to be
+	// read again. loads counts the times they were all read.
+	byName     map[store.WorkloadName]store.Launch
+	unknown    map[store.WorkloadName]uint64
+	complete   bool // no record was left out for maxKeptRecords
+	loaded     bool
+	connection uint64
+	loadedAt   time.Time
+	loads      uint64
+	// drops counts the records announced: a record read while its own
+	// is announced is not kept.
+	drops uint64
+	// heardWhileLoading collects what is announced while every record is
+	// being read; nil when none is.
+	heardWhileLoading *heardNames
+}
+
+type heardNames struct {
+	names map[store.WorkloadName]uint64
+	all   bool
+}
+
+// NewKeptRecords keeps next's records while changes listens; Run reads
+// them.
+func NewKeptRecords(next RecordStore, changes *store.Changes, log *slog.Logger) *KeptRecords {
+	k := &KeptRecords{RecordStore: next, changes: changes, log: log}
+	changes.Follow(store.LaunchNotices, k.heard)
+	return k
+}
+
+// heard forgets the record a notice names ("*": every record).
+func (k *KeptRecords) heard(rest string) {
+	if rest == "*" {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.loads++
+		k.byName, k.unknown, k.loaded = nil, nil, false
+		if k.heardWhileLoading != nil {
+			k.heardWhileLoading.all = true
+		}
+		return
+	}
+	namespace, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		return
+	}
+	k.forget(store.WorkloadName{Namespace: namespace, Name: name})
+}
+
+// forget has the next view read the record named n from PostgreSQL.
+func (k *KeptRecords) forget(n store.WorkloadName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.drops++
+	delete(k.byName, n)
+	if k.unknown != nil {
+		k.unknown[n] = k.drops
+	}
+	if k.heardWhileLoading != nil {
+		k.heardWhileLoading.names[n] = k.drops
+	}
+}
+
+// answersLocked reports whether the kept records may be answered now.
+func (k *KeptRecords) answersLocked(now time.Time) bool {
+	connection, live := k.changes.Listening()
+	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptRecordsMaxAge
+}
+
+// LaunchByName returns the named record without its manifest: the kept
+// copy when one may be answered, else read from PostgreSQL.
+func (k *KeptRecords) LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error) {
+	n := store.WorkloadName{Namespace: namespace, Name: name}
+	k.mu.Lock()
+	answers := k.answersLocked(time.Now())
+	if answers {
+		if rec, ok := k.byName[n]; ok {
+			k.mu.Unlock()
+			return rec, nil
+		}
+		if _, unknown := k.unknown[n]; k.complete && !unknown {
+			k.mu.Unlock()
+			return store.Launch{}, fmt.Errorf("get launch %s/%s: %w", namespace, name, store.ErrNotFound)
+		}
+	}
+	seq, wasUnknown := k.unknown[n]
+	loads := k.loads
+	k.mu.Unlock()
+
+	rec, err := k.RecordStore.LaunchByName(ctx, namespace, name)
+	found := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.Launch{}, err
+	}
+	rec = compactRecord(rec)
+	if answers {
+		k.mu.Lock()
+		// Kept unless its record was announced (or all were read) meanwhile.
+		now, isUnknown := k.unknown[n]
+		if k.loads == loads && isUnknown == wasUnknown && now == seq && k.answersLocked(time.Now()) {
+			delete(k.unknown, n)
+			if found && len(k.byName) < maxKeptRecords {
+				k.byName[n] = rec
+			}
+		}
+		k.mu.Unlock()
+	}
+	return rec, err
+}
+
+// Launched reports which of names have a launch record: from memory for
+// the names kept or known to have none, the rest in one query.
+func (k *KeptRecords) Launched(ctx context.Context, names []store.WorkloadName) (map[store.WorkloadName]bool, error) {
+	out := make(map[store.WorkloadName]bool, len(names))
+	var ask []store.WorkloadName
+	k.mu.Lock()
+	answers := k.answersLocked(time.Now())
+	for _, n := range names {
+		if answers {
+			if _, ok := k.byName[n]; ok {
+				out[n] = true
+				continue
+			}
+			if _, unknown := k.unknown[n]; k.complete && !unknown {
+				continue
+			}
+		}
+		ask = append(ask, n)
+	}
+	k.mu.Unlock()
+	if len(ask) == 0 {
+		return out, nil
+	}
+	known, err := k.RecordStore.Launched(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	for n, ok := range known {
+		out[n] = ok
+	}
+	return out, nil
+}
+
+// RecordLaunchAudited records a launch; this replica's next view of it
+// reads it.
+func (k *KeptRecords) RecordLaunchAudited(ctx context.Context, l store.Launch, e *store.AuditEntry) (store.Launch, error) {
+	rec, err := k.RecordStore.RecordLaunchAudited(ctx, l, e)
+	k.forget(store.WorkloadName{Namespace: l.Namespace, Name: l.Name})
+	return rec, err
+}
+
+// MarkLaunchDeleted notes a deletion; this replica's next view of the
+// record reads it.
+func (k *KeptRecords) MarkLaunchDeleted(ctx context.Context, namespace, name, by string, at time.Time) error {
+	err := k.RecordStore.MarkLaunchDeleted(ctx, namespace, name, by, at)
+	k.forget(store.WorkloadName{Namespace: namespace, Name: name})
+	return err
+}
+
+// Run reads every record whenever the replica listens under a connection
+// it has not read them under, and every keptRecordsReload, until ctx ends.
+func (k *KeptRecords) Run(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var failedAt time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		connection, live := k.changes.Listening()
+		now := time.Now()
+		k.mu.Lock()
+		due := !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptRecordsReload
+		k.mu.Unlock()
+		if !live || !due || now.Sub(failedAt) < keptRecordsRetry {
+			continue
+		}
+		if err := k.Load(ctx); err != nil {
+			failedAt = now
+			k.log.WarnContext(ctx, "reading every launch record", "err", err)
+		}
+	}
+}
+
+// Load reads every record (the newest maxKeptRecords) and keeps them,
+// but those announced while it read; it keeps nothing unless the replica
+// listened under one connection throughout.
+func (k *KeptRecords) Load(ctx context.Context) error {
+	connection, live := k.changes.Listening()
+	if !live {
+		return nil
+	}
+	heard := &heardNames{names: map[store.WorkloadName]uint64{}}
+	k.mu.Lock()
+	k.heardWhileLoading = heard
+	k.mu.Unlock()
+	readAt := time.Now()
+	recs, err := k.RecordStore.RecentLaunches(ctx, maxKeptRecords+1)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.heardWhileLoading = nil
+	if err != nil {
+		return err
+	}
+	if now, live := k.changes.Listening(); !live || now != connection || heard.all {
+		return nil
+	}
+	byName := make(map[store.WorkloadName]store.Launch, min(len(recs), maxKeptRecords))
+	for _, rec := range recs[:min(len(recs), maxKeptRecords)] {
+		byName[store.WorkloadName{Namespace: rec.Namespace, Name: rec.Name}] = compactRecord(rec)
+	}
+	for n := range heard.names {
+		delete(byName, n)
+	}
+	k.byName, k.unknown, k.complete = byName, heard.names, len(recs) <= maxKeptRecords
+	k.loaded, k.connection, k.loadedAt = true, connection, readAt
+	k.loads++
+	return nil
+}
+
+// compactRecord is a record as kept: without its manifest, and with the
+// names that thousands of records repeat (team, namespace, kind, template,
+// owner) shared.
+func compactRecord(rec store.Launch) store.Launch {
+	rec.Manifest = ""
+	for _, s := range []*string{&rec.Team, &rec.Namespace, &rec.Kind, &rec.Template, &rec.Owner} {
+		*s = unique.Make(*s).Value()
+	}
+	return rec
+}
+
+// The job list marks the jobs without a record through Launched.
+var _ Launched = (*KeptRecords)(nil)
