@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,8 +13,8 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migrations 00023 to 00026 and 00028), one per table
-// (or pair of tables) a cached figure reads.
+// changesChannel (migrations 00023 to 00026, 00028 and 00030), one per
+// table (or pair of tables) a cached figure reads.
 const (
 	TopicNotifications   = "notifications"
 	TopicQuotaRequests   = "quota_requests"
@@ -23,6 +24,10 @@ const (
 	TopicAcceptanceRules = "acceptance_rules"
 	TopicIdleHolds       = "idle_holds"
 	TopicWebhooks        = "webhooks"
+	TopicVerdicts        = "verdicts"
+	TopicSharedCosts     = "shared_costs"
+	TopicEndpointUsage   = "endpoint_usage"
+	TopicIdleEpisodes    = "idle_episodes"
 	changesChannel       = "gantry_changes"
 )
 
@@ -105,6 +110,25 @@ func (c *Changes) Mark(topic string) (ChangeMark, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return ChangeMark{session: c.session, topic: c.topics[topic], written: c.written}, c.live && c.writing == 0
+}
+
+// State names the changes to topics heard so far, under the connection
+// that heard them; false if nothing listens. Unlike Mark it ignores this
+// process's own writes: it is for figures whose writers through this
+// process tell their readers themselves.
+func (c *Changes) State(topics ...string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(strconv.FormatUint(c.session, 10))
+	for _, t := range topics {
+		b.WriteByte('.')
+		b.WriteString(strconv.FormatUint(c.topics[t], 10))
+	}
+	return b.String(), c.live
 }
 
 // Writing notes that this process is about to change the database; the

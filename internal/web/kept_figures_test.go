@@ -59,3 +59,62 @@ func TestKeptBadgeCountsFollowEveryChange(t *testing.T) {
 	unread()
 	assert.Equal(t, int64(2), reads.Load(), "every view reads while nobody listens")
 }
+
+// A team's cost per accepted unit and a job's result are computed once
+// and kept while nothing under them changes, instead of every few seconds:
+// a verdict, a shared cost or an endpoint's usage written by another
+// replica (or the leader's loops) is counted on the next view once its
+// notice is heard; without the notices they are kept only briefly.
+func TestTeamAccountingIsKeptUntilATableUnderItChanges(t *testing.T) {
+	ctx := context.Background()
+	db, changes, stopListening := storetest.Listening(t)
+	acc := &countingAccounting{}
+	shared := newSharedAccounting(acc, newKeptCosts(db, changes).LedgerVersion, changes)
+	month := time.Now()
+	view := func() {
+		t.Helper()
+		_, err := shared.Team(ctx, "ml", month, 3)
+		require.NoError(t, err)
+		_, err = shared.JobResult(ctx, "ml", "team-ml", "train-1", "training")
+		require.NoError(t, err)
+	}
+	reads := func() (teams, results int64) { return acc.teams.Load(), acc.results.Load() }
+
+	for range 20 {
+		view()
+	}
+	teams, results := reads()
+	assert.Equal(t, [2]int64{1, 1}, [2]int64{teams, results}, "twenty views, one computation of each")
+	_, ttl := shared.heardState()
+	assert.Equal(t, keptAccountingTTL, ttl, "kept for a minute while the notices are heard")
+
+	for name, change := range map[string]func() error{
+		"a verdict": func() error {
+			_, err := db.SetVerdict(ctx, store.RunVerdict{Namespace: "team-ml", JobName: "train-1", Team: "ml",
+				Verdict: store.VerdictAccepted, DecidedBy: "bob", DecidedAt: time.Now()})
+			return err
+		},
+		"a shared cost": func() error {
+			_, err := db.SetPoolSharedCost(ctx, store.PoolSharedCost{Month: time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC),
+				Pool: "a100", SetBy: "admin", SetAt: time.Now()})
+			return err
+		},
+		"an endpoint's usage": func() error {
+			return db.AddEndpointUsage(ctx, []store.EndpointUsageHour{{Team: "ml", Name: "llm", Hour: time.Now(), Requests: 3}})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before, _ := reads()
+			require.NoError(t, change())
+			assert.Eventually(t, func() bool { view(); teams, _ := reads(); return teams == before+1 }, 5*time.Second, 5*time.Millisecond,
+				"computed again once the change is heard")
+			view()
+			teams, _ := reads()
+			assert.Equal(t, before+1, teams, "then kept again")
+		})
+	}
+
+	stopListening()
+	_, ttl = shared.heardState()
+	assert.Equal(t, teamAccountingTTL, ttl, "without the notices, kept only a few seconds")
+}

@@ -283,9 +283,22 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job strin
 
 // teamAccountingTTL bounds how stale a team's cost per accepted unit may
 // be on a replica that did not make the change (a verdict, a rule, a shared
-// cost, a comparison entered on another replica); on the replica that made
-// it, and after any ledger change, the next view reads it afresh.
-const teamAccountingTTL = 5 * time.Second
+// cost, a comparison entered on another replica) while it does not hear
+// the database's notices; on the replica that made it, and after any
+// ledger change, the next view reads it afresh. While it hears them, a
+// change anywhere is read on the next view, and the figures are kept for
+// keptAccountingTTL, which bounds a notice lost unnoticed.
+const (
+	teamAccountingTTL = 5 * time.Second
+	keptAccountingTTL = time.Minute
+)
+
+// accountingTopics are the tables a team's accounting and a job's result
+// read besides the ledger (whose version is in every key).
+func accountingTopics() []string {
+	return []string{store.TopicVerdicts, store.TopicAcceptanceRules, store.TopicSharedCosts, store.TopicEndpointUsage,
+		store.TopicIdleEpisodes}
+}
 
 // sharedAccounting answers the cluster page's weekly chart, the team
 // page's cost section and the job page's result once per ledger version (store.LedgerVersion, one
@@ -295,6 +308,8 @@ const teamAccountingTTL = 5 * time.Second
 type sharedAccounting struct {
 	AccountingService
 	ledgerVersion func(context.Context) (int64, error)
+	// heard names the changes to accountingTopics the database announced.
+	heard *store.Changes
 	// changes counts the writes made through this replica's service.
 	changes atomic.Int64
 	weeks   sharedFigures[[]cost.TeamWeeks]
@@ -302,8 +317,18 @@ type sharedAccounting struct {
 	results sharedFigures[cost.JobResult]
 }
 
-func newSharedAccounting(next AccountingService, ledgerVersion func(context.Context) (int64, error)) *sharedAccounting {
-	return &sharedAccounting{AccountingService: next, ledgerVersion: ledgerVersion}
+func newSharedAccounting(next AccountingService, ledgerVersion func(context.Context) (int64, error), heard *store.Changes) *sharedAccounting {
+	return &sharedAccounting{AccountingService: next, ledgerVersion: ledgerVersion, heard: heard}
+}
+
+// heardState names the announced changes under a team's figures, and how
+// long figures read under it may be kept.
+func (a *sharedAccounting) heardState() (string, time.Duration) {
+	state, live := a.heard.State(accountingTopics()...)
+	if !live {
+		return "", teamAccountingTTL
+	}
+	return state, keptAccountingTTL
 }
 
 // state names what the figures derive from: the ledger's version and this
@@ -336,7 +361,8 @@ func (a *sharedAccounting) Team(ctx context.Context, team string, month time.Tim
 		return cost.TeamAccounting{}, err
 	}
 	family := fmt.Sprintf("%s|%s|%d|%d", team, month.UTC().Format("2006-01"), trend, changes)
-	return a.teams.get(ctx, family, family+"|"+version, teamAccountingTTL, func(ctx context.Context) (cost.TeamAccounting, error) {
+	heard, ttl := a.heardState()
+	return a.teams.get(ctx, family, family+"|"+version+"|"+heard, ttl, func(ctx context.Context) (cost.TeamAccounting, error) {
 		return a.AccountingService.Team(ctx, team, month, trend)
 	})
 }
@@ -348,7 +374,8 @@ func (a *sharedAccounting) JobResult(ctx context.Context, team, namespace, job, 
 		return cost.JobResult{}, err
 	}
 	family := fmt.Sprintf("%s|%s/%s|%s|%d", team, namespace, job, kind, changes)
-	return a.results.get(ctx, family, family+"|"+version, teamAccountingTTL, func(ctx context.Context) (cost.JobResult, error) {
+	heard, ttl := a.heardState()
+	return a.results.get(ctx, family, family+"|"+version+"|"+heard, ttl, func(ctx context.Context) (cost.JobResult, error) {
 		return a.AccountingService.JobResult(ctx, team, namespace, job, kind)
 	})
 }
@@ -389,7 +416,7 @@ func withSharedFigures(d *StatusDeps, changes *store.Changes) *StatusDeps {
 		out.GPU = newSharedGPUMetrics(out.GPU)
 	}
 	if out.Accounting != nil && out.Costs != nil {
-		out.Accounting = newSharedAccounting(out.Accounting, out.Costs.LedgerVersion)
+		out.Accounting = newSharedAccounting(out.Accounting, out.Costs.LedgerVersion, changes)
 	}
 	return &out
 }
