@@ -198,7 +198,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	idle, err := startIdleReclaim(cfg, clients, jobCache, db, changes, launcher, auditLog, loops, log)
+	idle, err := startIdleReclaim(cfg, clients, jobCache, db, records, changes, launcher, auditLog, loops, log)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +33,13 @@ const (
 const keptRecordsRetry = 10 * time.Second
 
 // RecordStore is what KeptRecords reads and writes: the launch service's
-// store, every record at once, one record's manifest, and which of many
-// workloads have a record.
+// store, every record at once, the records not deleted, one record's
+// manifest, and which of many workloads have a record.
 type RecordStore interface {
 	Store
 	Launched
 	RecentLaunches(ctx context.Context, limit int) ([]store.Launch, error)
+	LiveLaunches(ctx context.Context) ([]store.Launch, error)
 	LaunchManifest(ctx context.Context, namespace, name string) (string, error)
 }
 
@@ -201,6 +204,44 @@ func (k *KeptRecords) Launched(ctx context.Context, names []store.WorkloadName) 
 	for n, ok := range known {
 		out[n] = ok
 	}
+	return out, nil
+}
+
+// maxUnknownLive bounds the records announced since the last full read
+// that LiveLaunches reads one by one; past it, it reads them all.
+const maxUnknownLive = 100
+
+// LiveLaunches returns the records not deleted through the portal, oldest
+// first, as the idle loop reads them on each pass: from memory, with the
+// few announced since they were all read read again one by one.
+func (k *KeptRecords) LiveLaunches(ctx context.Context) ([]store.Launch, error) {
+	k.mu.Lock()
+	if !k.answersLocked(time.Now()) || !k.complete || len(k.unknown) > maxUnknownLive {
+		k.mu.Unlock()
+		return k.RecordStore.LiveLaunches(ctx)
+	}
+	out := make([]store.Launch, 0, len(k.byName))
+	for _, rec := range k.byName {
+		if rec.DeletedAt == nil {
+			out = append(out, rec)
+		}
+	}
+	unknown := make([]store.WorkloadName, 0, len(k.unknown))
+	for n := range k.unknown {
+		unknown = append(unknown, n)
+	}
+	k.mu.Unlock()
+	for _, n := range unknown {
+		rec, err := k.LaunchByName(ctx, n.Namespace, n.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case rec.DeletedAt == nil:
+			out = append(out, rec)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Launch) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

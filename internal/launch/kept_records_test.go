@@ -20,7 +20,12 @@ import (
 // and the queries of which workloads have one.
 type countedRecords struct {
 	*store.Store
-	reads, launched atomic.Int64
+	reads, launched, live atomic.Int64
+}
+
+func (c *countedRecords) LiveLaunches(ctx context.Context) ([]store.Launch, error) {
+	c.live.Add(1)
+	return c.Store.LiveLaunches(ctx)
 }
 
 func (c *countedRecords) Launched(ctx context.Context, names []store.WorkloadName) (map[store.WorkloadName]bool, error) {
@@ -139,6 +144,23 @@ func TestLaunchRecordsAreKeptUntilAnyReplicaWritesThem(t *testing.T) {
 		assert.Equal(t, "carol", a.deletedBy(t, "train-2"), "no notice needed")
 	})
 
+	t.Run("the idle loop's live launches are read from memory", func(t *testing.T) {
+		a.launch(t, "train-5") // announced: read one by one
+		reads := a.counted.reads.Load()
+		live, err := a.kept.LiveLaunches(ctx)
+		require.NoError(t, err)
+		var names []string
+		for _, l := range live {
+			names = append(names, l.Name)
+		}
+		assert.Equal(t, []string{"train-3", "train-4", "train-5"}, names, "not deleted, oldest first")
+		assert.Zero(t, a.counted.live.Load(), "no list of every live launch from the database")
+		// train-5, and those whose write through a was announced back to it
+		// since its last view (train-2 and train-4), are read one by one.
+		assert.GreaterOrEqual(t, a.counted.reads.Load(), reads+1, "the launch announced since read alone")
+		assert.LessOrEqual(t, a.counted.reads.Load(), reads+3, "only the records announced since are read")
+	})
+
 	t.Run("after the listening connection is lost, records are read until all are read again", func(t *testing.T) {
 		assert.Empty(t, a.deletedBy(t, "train-3"))
 		connection, _ := a.changes.Listening()
@@ -172,5 +194,8 @@ func TestLaunchRecordsAreKeptUntilAnyReplicaWritesThem(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, known[store.WorkloadName{Namespace: keptNamespace, Name: "train-4"}])
 		assert.EqualValues(t, 1, a.counted.launched.Load(), "the job list asks the database")
+		_, err = a.kept.LiveLaunches(ctx)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, a.counted.live.Load(), "the idle loop asks the database")
 	})
 }
