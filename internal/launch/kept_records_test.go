@@ -164,8 +164,10 @@ func TestLaunchRecordsAreKeptUntilAnyReplicaWritesThem(t *testing.T) {
 	t.Run("after the listening connection is lost, records are read until all are read again", func(t *testing.T) {
 		assert.Empty(t, a.deletedBy(t, "train-3"))
 		connection, _ := a.changes.Listening()
+		// The listeners on this test's own database only: other tests share
+		// the server.
 		_, err := db.SQL().ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`)
+			WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { _, live := a.changes.Listening(); return !live }, 10*time.Second, time.Millisecond,
 			"the connection lost")
