@@ -50,7 +50,9 @@ type RecordStore interface {
 // twice at most (its launch, its deletion); each write is announced to
 // every replica (migration 00029), which reads that record again on its
 // next view. Writes made through this replica take effect on its next
-// view, before the notice comes.
+// view, before the notice comes; those of another replica a moment after
+// their commit, when the notice comes (a view of a job launched there
+// within that moment finds no record, as for every kept figure).
 //
 // Records are read all at once when the replica starts listening (and
 // again after it lost its connection, and every keptRecordsReload); until
@@ -133,21 +135,33 @@ func (k *KeptRecords) answersLocked(now time.Time) bool {
 	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptRecordsMaxAge
 }
 
+// lookupLocked is what memory says of the record named n, when the kept
+// records may be answered: known is false when it cannot say (a record
+// announced since, or left out for maxKeptRecords), and found whether n
+// has a record.
+func (k *KeptRecords) lookupLocked(n store.WorkloadName, answers bool) (rec store.Launch, found, known bool) {
+	if !answers {
+		return store.Launch{}, false, false
+	}
+	if rec, ok := k.byName[n]; ok {
+		return rec, true, true
+	}
+	_, unknown := k.unknown[n]
+	return store.Launch{}, false, k.complete && !unknown
+}
+
 // LaunchByName returns the named record without its manifest: the kept
 // copy when one may be answered, else read from PostgreSQL.
 func (k *KeptRecords) LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error) {
 	n := store.WorkloadName{Namespace: namespace, Name: name}
 	k.mu.Lock()
 	answers := k.answersLocked(time.Now())
-	if answers {
-		if rec, ok := k.byName[n]; ok {
-			k.mu.Unlock()
-			return rec, nil
-		}
-		if _, unknown := k.unknown[n]; k.complete && !unknown {
-			k.mu.Unlock()
+	if rec, found, known := k.lookupLocked(n, answers); known {
+		k.mu.Unlock()
+		if !found {
 			return store.Launch{}, fmt.Errorf("get launch %s/%s: %w", namespace, name, store.ErrNotFound)
 		}
+		return rec, nil
 	}
 	seq, wasUnknown := k.unknown[n]
 	loads := k.loads
@@ -182,14 +196,11 @@ func (k *KeptRecords) Launched(ctx context.Context, names []store.WorkloadName) 
 	k.mu.Lock()
 	answers := k.answersLocked(time.Now())
 	for _, n := range names {
-		if answers {
-			if _, ok := k.byName[n]; ok {
+		if _, found, known := k.lookupLocked(n, answers); known {
+			if found {
 				out[n] = true
-				continue
 			}
-			if _, unknown := k.unknown[n]; k.complete && !unknown {
-				continue
-			}
+			continue
 		}
 		ask = append(ask, n)
 	}
