@@ -46,8 +46,15 @@ func (s *Store) SetVerdict(ctx context.Context, v RunVerdict) (RunVerdict, error
 
 // Verdict returns the verdict on a job; ErrNotFound when there is none.
 func (s *Store) Verdict(ctx context.Context, namespace, job string) (RunVerdict, error) {
+	if r, ok := s.together(ctx, namespace, job); ok {
+		v, found, err := first(r, r.verdicts)
+		if err == nil && !found {
+			err = ErrNotFound
+		}
+		return v, err
+	}
 	var v RunVerdict
-	err := s.db.WithContext(ctx).Where("namespace = ? AND job_name = ?", namespace, job).Take(&v).Error
+	err := verdictQuery(s.db.WithContext(ctx), namespace, job).Take(&v).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return RunVerdict{}, ErrNotFound
 	}
@@ -55,6 +62,10 @@ func (s *Store) Verdict(ctx context.Context, namespace, job string) (RunVerdict,
 		return RunVerdict{}, fmt.Errorf("verdict on %s/%s: %w", namespace, job, err)
 	}
 	return v, nil
+}
+
+func verdictQuery(tx *gorm.DB, namespace, job string) *gorm.DB {
+	return tx.Where("namespace = ? AND job_name = ?", namespace, job)
 }
 
 // DatedVerdict is a verdict with the time its result counts at: when the

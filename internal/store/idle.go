@@ -189,11 +189,22 @@ func (s *Store) OpenIdleEpisodes(ctx context.Context) (map[string]IdleEpisode, e
 
 // LatestIdleEpisode returns a job's newest episode, or ErrNotFound.
 func (s *Store) LatestIdleEpisode(ctx context.Context, namespace, name string) (IdleEpisode, error) {
+	if r, ok := s.together(ctx, namespace, name); ok {
+		e, found, err := first(r, r.episodes)
+		if err == nil && !found {
+			err = fmt.Errorf("latest idle episode of %s/%s: %w", namespace, name, ErrNotFound)
+		}
+		return e, err
+	}
 	var e IdleEpisode
-	if err := s.db.WithContext(ctx).Where("namespace = ? AND name = ?", namespace, name).Order("id DESC").Take(&e).Error; err != nil {
+	if err := latestIdleEpisodeQuery(s.db.WithContext(ctx), namespace, name).Take(&e).Error; err != nil {
 		return IdleEpisode{}, fmt.Errorf("latest idle episode of %s/%s: %w", namespace, name, notFound(err))
 	}
 	return e, nil
+}
+
+func latestIdleEpisodeQuery(tx *gorm.DB, namespace, name string) *gorm.DB {
+	return tx.Where("namespace = ? AND name = ?", namespace, name).Order("id DESC")
 }
 
 // OpenIdleEpisode inserts an episode together with its notification and

@@ -95,11 +95,18 @@ func (s *Store) RecordJobMoment(ctx context.Context, m JobMoment, notice *Moment
 
 // JobMoments returns the recorded moments of one job, oldest first.
 func (s *Store) JobMoments(ctx context.Context, namespace, job string) ([]JobMoment, error) {
+	if r, ok := s.together(ctx, namespace, job); ok {
+		return r.moments, r.err
+	}
 	var out []JobMoment
-	if err := s.db.WithContext(ctx).Where("namespace = ? AND job = ?", namespace, job).Order("at, id").Find(&out).Error; err != nil {
+	if err := jobMomentsQuery(s.db.WithContext(ctx), namespace, job).Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list moments of %s/%s: %w", namespace, job, err)
 	}
 	return out, nil
+}
+
+func jobMomentsQuery(tx *gorm.DB, namespace, job string) *gorm.DB {
+	return tx.Where("namespace = ? AND job = ?", namespace, job).Order("at, id")
 }
 
 // TeamMoments returns the moments of the team's jobs that had a moment

@@ -130,12 +130,20 @@ func (s *Store) RecentLaunches(ctx context.Context, limit int) ([]Launch, error)
 	return out, nil
 }
 
+func manifestQuery(tx *gorm.DB, namespace, name string) *gorm.DB {
+	return tx.Model(&Launch{}).Where("namespace = ? AND name = ?", namespace, name).Limit(1)
+}
+
 // LaunchManifest returns the manifest the named launch applied, or
 // ErrNotFound.
 func (s *Store) LaunchManifest(ctx context.Context, namespace, name string) (string, error) {
 	var manifests []string
-	if err := s.db.WithContext(ctx).Model(&Launch{}).Where("namespace = ? AND name = ?", namespace, name).
-		Limit(1).Pluck("manifest", &manifests).Error; err != nil {
+	if r, ok := s.together(ctx, namespace, name); ok {
+		if r.err != nil {
+			return "", r.err
+		}
+		manifests = r.manifest
+	} else if err := manifestQuery(s.db.WithContext(ctx), namespace, name).Pluck("manifest", &manifests).Error; err != nil {
 		return "", fmt.Errorf("get the manifest of launch %s/%s: %w", namespace, name, err)
 	}
 	if len(manifests) == 0 {

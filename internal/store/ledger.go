@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/gantry-dev/gantry/internal/money"
@@ -96,11 +97,18 @@ func (s *Store) LedgerRows(ctx context.Context, team string, from, to time.Time)
 
 // JobRuns returns the ledger rows of one job, oldest first.
 func (s *Store) JobRuns(ctx context.Context, namespace, job string) ([]LedgerRow, error) {
+	if r, ok := s.together(ctx, namespace, job); ok {
+		return r.runs, r.err
+	}
 	var out []LedgerRow
-	if err := s.db.WithContext(ctx).Where("namespace = ? AND job_name = ?", namespace, job).Order("ended_at").Find(&out).Error; err != nil {
+	if err := jobRunsQuery(s.db.WithContext(ctx), namespace, job).Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list runs of %s/%s: %w", namespace, job, err)
 	}
 	return out, nil
+}
+
+func jobRunsQuery(tx *gorm.DB, namespace, job string) *gorm.DB {
+	return tx.Where("namespace = ? AND job_name = ?", namespace, job).Order("ended_at")
 }
 
 // WaitPercentile is the p50 and p95 queue wait of a flavor's runs.

@@ -81,6 +81,18 @@ func (queryTimer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQue
 	}
 }
 
+// A batch (ReadJobTogether) is one round trip, so it counts as one wait.
+
+func (queryTimer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, queryStart{}, time.Now())
+}
+
+func (queryTimer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t queryTimer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, _ pgx.TraceBatchEndData) {
+	t.TraceQueryEnd(ctx, c, pgx.TraceQueryEndData{})
+}
+
 // SQL returns the underlying connection pool, for the migration runner and
 // the session store.
 func (s *Store) SQL() *sql.DB {

@@ -106,12 +106,16 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 // idle reclaim, attempts, the frame's badges) read PostgreSQL and
 // Prometheus independently, so they are read at once: the page waits for
 // its slowest part, not for the sum of a dozen round trips, each of which
-// may wait for a core on a busy machine.
+// may wait for a core on a busy machine. Those of them that are the job's
+// own rows in PostgreSQL are one round trip (store.ReadJobTogether).
 func (h *handler) jobShow(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
 	if err != nil {
 		h.fail(c, err)
 		return
+	}
+	if h.Store != nil {
+		c.Request = c.Request.WithContext(h.Store.ReadJobTogether(c.Request.Context(), rec.Namespace, rec.Name))
 	}
 	ctx := c.Request.Context()
 	u, _ := auth.CurrentUser(c)

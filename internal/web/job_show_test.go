@@ -26,7 +26,9 @@ import (
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
+	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/queue"
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -86,6 +88,8 @@ func newJobPagesFor(t *testing.T, spec stacktest.TeamSpec, opts ...jobPagesOptio
 		PublicURL: &url.URL{Scheme: "http", Host: "gantry.test"},
 		Jobs:      launch.Reader{Templates: db, Records: records, Jobs: jobs},
 		Status:    &StatusDeps{Reader: reader, Jobs: jobs, Costs: db},
+		Attempts:  db,
+		Store:     db,
 		Logs:      &kube.PodLogs{Base: env.RESTConfig, Identities: identity.Prefixes{}, Pods: jobs},
 		Log:       slog.New(slog.DiscardHandler),
 		Now:       time.Now,
@@ -116,11 +120,19 @@ func (p *jobPages) record(t *testing.T, name string, at time.Time) {
 
 func (p *jobPages) get(t *testing.T, path string) (int, string) {
 	t.Helper()
+	code, body, _ := p.timed(t, path)
+	return code, body
+}
+
+// timed is a view of path with what it waited on (servertiming).
+func (p *jobPages) timed(t *testing.T, path string) (int, string, *servertiming.Timing) {
+	t.Helper()
+	ctx, timing := servertiming.Start(t.Context())
 	rec := httptest.NewRecorder()
-	p.engine.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
+	p.engine.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil))
 	body, err := io.ReadAll(rec.Result().Body)
 	require.NoError(t, err)
-	return rec.Code, string(body)
+	return rec.Code, string(body), timing
 }
 
 func (p *jobPages) page(t *testing.T, path string) (int, *goquery.Document) {
@@ -195,6 +207,45 @@ func TestJobWithoutObjectsInTheCacheIsNotFoundUnlessJustLaunched(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job's page shows the job's own rows in PostgreSQL (its manifest, the
+// cost of its ended runs, its attempts) read in one round trip, not one
+// each: on a busy machine every round trip waits for a core at both ends.
+func TestJobPageReadsTheJobsOwnRowsInOneRoundTrip(t *testing.T) {
+	p := newJobPages(t)
+	ctx := context.Background()
+	name := "pytorch-train-rows000001"
+	p.record(t, name, time.Now())
+	ns := "team-" + p.team
+	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})
+	_, err := p.env.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	ended := time.Now().Add(-time.Hour).UTC()
+	_, err = p.db.RecordRun(ctx, store.LedgerRow{RunKey: name + "-1", WorkloadUID: "uid-1", Team: p.team, Namespace: ns, JobName: name,
+		JobKind: "training", Owner: "alice", Flavor: "h100", Resource: "nvidia.com/gpu", GPUs: 1, CreatedAt: ended.Add(-2 * time.Hour),
+		AdmittedAt: ended.Add(-time.Hour), EndedAt: ended, Outcome: "failed", AllocatedGPUHours: 1, USDPerHour: 3 * money.Dollar, CostUSD: 3 * money.Dollar})
+	require.NoError(t, err)
+	_, err = p.db.RecordJobMoment(ctx, store.JobMoment{Team: p.team, Namespace: ns, Job: name, MomentKey: "pod-1", Kind: store.MomentEnded,
+		At: ended, Ending: "failed", Words: "It exited with code 1.", Pod: name + "-abcde"}, nil)
+	require.NoError(t, err)
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+
+	require.Eventually(t, func() bool {
+		code, doc := p.page(t, jobPath)
+		return code == http.StatusOK && testIDText(doc, "job-phase") == "queued"
+	}, time.Minute, 100*time.Millisecond, "the job is in the cache")
+
+	// The launch record is kept in memory once read (launch.KeptRecords).
+	code, body, timing := p.timed(t, jobPath)
+	require.Equal(t, http.StatusOK, code, body)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	assert.Contains(t, testIDText(doc, "manifest"), "kind: Job")
+	assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
+	assert.Contains(t, testIDText(doc, "attempt-1"), "It exited with code 1.")
+	_, calls := servertiming.Parse(timing.Header())
+	assert.Equal(t, 1, calls["db"], "the job's rows are one round trip: %s", timing.Header())
 }
 
 // A job deleted through Gantry keeps its page: deleted, by whom and when,

@@ -42,6 +42,9 @@ type Store interface {
 	CreateAPIToken(ctx context.Context, t store.APIToken) (store.APIToken, error)
 	RevokeAPIToken(ctx context.Context, userID, id int64, at time.Time) (store.APIToken, error)
 	RevokeAnyAPIToken(ctx context.Context, id int64, at time.Time) (store.APIToken, error)
+	// ReadJobTogether answers a job page's reads of one job's rows (its
+	// manifest, runs, moments, idle episode and verdict) in one round trip.
+	ReadJobTogether(ctx context.Context, namespace, job string) context.Context
 }
 
 // ReadinessCheck is one dependency /readyz checks.
