@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 )
 
@@ -59,9 +58,8 @@ func (s *Store) together(ctx context.Context, namespace, job string) (*jobRows, 
 // connection, one backend woken.
 func (s *Store) readJobRows(ctx context.Context, r *jobRows) error {
 	ns, job := r.namespace, r.job
-	// The statements the one-by-one methods send, with the model's columns
-	// named, so that every column has a field to land in.
-	dry := s.db.Session(&gorm.Session{DryRun: true, QueryFields: true, NewDB: true})
+	// The statements the one-by-one methods send.
+	dry := s.dry()
 	b := &pgx.Batch{}
 	queueRows(b, manifestQuery(dry, ns, job).Select("manifest"), &r.manifest, pgx.RowTo[string])
 	queueRows(b, jobRunsQuery(dry, ns, job), &r.runs, pgx.RowToStructByName[LedgerRow])
@@ -69,18 +67,7 @@ func (s *Store) readJobRows(ctx context.Context, r *jobRows) error {
 	queueRows(b, latestIdleEpisodeQuery(dry, ns, job).Limit(1), &r.episodes, pgx.RowToStructByName[IdleEpisode])
 	queueRows(b, verdictQuery(dry, ns, job).Limit(1), &r.verdicts, pgx.RowToStructByName[RunVerdict])
 
-	conn, err := s.SQL().Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("read the rows of job %s/%s: %w", ns, job, MarkUnavailable(err))
-	}
-	defer conn.Close()
-	err = conn.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("driver connection is a %T, not pgx's", driverConn)
-		}
-		return c.Conn().SendBatch(ctx, b).Close()
-	})
+	err := s.withPgx(ctx, func(c *pgx.Conn) error { return c.SendBatch(ctx, b).Close() })
 	if err != nil {
 		return fmt.Errorf("read the rows of job %s/%s: %w", ns, job, err)
 	}
