@@ -52,7 +52,11 @@ E2E_JSON := .local/test-events-e2e.json
 GOTESTSUM := $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg
 
 ## test: everything CI runs: generated code fresh, linters, unit, integration and browser tests
+# The browser tests and LATER_STACK_PACKAGES run in network namespaces with
+# only loopback (on-own-stack.sh): gotestsum is fetched and built before
+# them, or on a fresh module cache they could not download it.
 test: prerequisites check-generated lint helm-lint
+	$(GO) tool gotestsum --version > /dev/null
 	$(GANTRY_DEV) up
 	cd deploy/local/idp && npm test
 	@mkdir -p .local; \
