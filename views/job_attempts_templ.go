@@ -644,7 +644,9 @@ func JobOutsideNote(p JobProps) templ.Component {
 	})
 }
 
-// JobOutsideMark marks a jobs-list row of a workload created without the portal.
+// JobOutsideMark marks a jobs-list row of a workload created without the
+// portal, after its owner: the space is written apart, as templ trims
+// the one a text opens with.
 func JobOutsideMark(outside bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -663,6 +665,15 @@ func JobOutsideMark(outside bool) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if outside {
+			var templ_7745c5c3_Var37 string
+			templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(" ")
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `job_attempts.templ`, Line: 115, Col: 7}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var37))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<span class=\"muted\" data-testid=\"outside-gantry\">created outside Gantry</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -1,9 +1,11 @@
 package views
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The attempts card says which pod failed first and how long the job took
@@ -45,5 +47,8 @@ func TestTeamWebhookFormOnlyForLeads(t *testing.T) {
 func TestOutsideJobsAreMarked(t *testing.T) {
 	doc := render(t, JobOutsideMark(true))
 	assert.Equal(t, "created outside Gantry", text(doc.Find(`[data-testid="outside-gantry"]`)))
+	var row strings.Builder
+	require.NoError(t, JobListPage(Nav{}, JobListProps{Jobs: []JobRow{{Name: "train", Team: "vision", Owner: "erin", Outside: true}}}).Render(t.Context(), &row))
+	assert.Contains(t, row.String(), `erin <span class="muted" data-testid="outside-gantry">`, "the owner and the mark read as two words")
 	assert.Zero(t, render(t, JobOutsideMark(false)).Find(`[data-testid="outside-gantry"]`).Length())
 }
