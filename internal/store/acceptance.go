@@ -47,11 +47,7 @@ func (s *Store) SetVerdict(ctx context.Context, v RunVerdict) (RunVerdict, error
 // Verdict returns the verdict on a job; ErrNotFound when there is none.
 func (s *Store) Verdict(ctx context.Context, namespace, job string) (RunVerdict, error) {
 	if r, ok := s.together(ctx, namespace, job); ok {
-		v, found, err := first(r, r.verdicts)
-		if err == nil && !found {
-			err = ErrNotFound
-		}
-		return v, err
+		return first(r, r.verdicts, ErrNotFound)
 	}
 	var v RunVerdict
 	err := verdictQuery(s.db.WithContext(ctx), namespace, job).Take(&v).Error

@@ -190,11 +190,7 @@ func (s *Store) OpenIdleEpisodes(ctx context.Context) (map[string]IdleEpisode, e
 // LatestIdleEpisode returns a job's newest episode, or ErrNotFound.
 func (s *Store) LatestIdleEpisode(ctx context.Context, namespace, name string) (IdleEpisode, error) {
 	if r, ok := s.together(ctx, namespace, name); ok {
-		e, found, err := first(r, r.episodes)
-		if err == nil && !found {
-			err = fmt.Errorf("latest idle episode of %s/%s: %w", namespace, name, ErrNotFound)
-		}
-		return e, err
+		return first(r, r.episodes, fmt.Errorf("latest idle episode of %s/%s: %w", namespace, name, ErrNotFound))
 	}
 	var e IdleEpisode
 	if err := latestIdleEpisodeQuery(s.db.WithContext(ctx), namespace, name).Take(&e).Error; err != nil {

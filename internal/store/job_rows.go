@@ -83,15 +83,15 @@ func queueRows[T any](b *pgx.Batch, query *gorm.DB, into *[]T, scan pgx.RowToFun
 	})
 }
 
-// first is the first of zero or one rows read together (false when there
-// is none), or the error of their one round trip.
-func first[T any](r *jobRows, rows []T) (T, bool, error) {
+// first is the first of zero or one rows read together, missing when there
+// is none, or the error of their one round trip.
+func first[T any](r *jobRows, rows []T, missing error) (T, error) {
 	var zero T
 	if r.err != nil {
-		return zero, false, r.err
+		return zero, r.err
 	}
 	if len(rows) == 0 {
-		return zero, false, nil
+		return zero, missing
 	}
-	return rows[0], true, nil
+	return rows[0], nil
 }
