@@ -106,8 +106,8 @@ func TestJobCacheKeepsTheLabelsAndStatusPagesRead(t *testing.T) {
 	assert.Len(t, node.Labels, 2, "a node keeps every label")
 }
 
-// Objects of one template share one copy of its requests, pool selector
-// and flavors; a different request gets its own; past the bound a map is
+// Objects of one template share one copy of its requests, pool selector,
+// flavors and trimmed pod sets; a different request gets its own; past the bound a map is
 // kept as it came.
 func TestJobCacheSharesEqualMaps(t *testing.T) {
 	s := newSharedMaps()
@@ -130,6 +130,9 @@ func TestJobCacheSharesEqualMaps(t *testing.T) {
 	assert.Equal(t, "4", pc.Containers[0].Resources.Requests.Name("nvidia.com/gpu", resource.DecimalSI).String())
 	assert.Equal(t, mapOf(pa.NodeSelector), mapOf(pc.NodeSelector), "one pool selector")
 	assert.Equal(t, mapOf(a.Status.Admission.PodSetAssignments[0].Flavors), mapOf(c.Status.Admission.PodSetAssignments[0].Flavors))
+	assert.Same(t, &a.Spec.PodSets[0], &b.Spec.PodSets[0], "equal pod sets are one copy")
+	assert.NotSame(t, &a.Spec.PodSets[0], &c.Spec.PodSets[0], "other requests are another pod set")
+	assert.Equal(t, 1, cap(a.Spec.PodSets), "the copy kept is as long as the pod sets, not the decoder's array")
 
 	for i := range maxSharedMaps {
 		s.stringMap(map[string]string{"k": strconv.Itoa(i)})
