@@ -185,7 +185,7 @@ func JobRefOf(obj any) (JobRef, bool) {
 	}
 	var kind string
 	switch obj.(type) {
-	case *batchv1.Job:
+	case *batchv1.Job, *cachedJob:
 		kind = KindJob
 	case *appsv1.StatefulSet:
 		kind = KindStatefulSet

@@ -179,7 +179,11 @@ func typed[T any](objs []any) []T {
 
 // Job returns the named batch Job, or an error matching ErrNotFound.
 func (c *JobCache) Job(namespace, name string) (*batchv1.Job, error) {
-	return getFrom[*batchv1.Job](c, c.jobs, batchv1.Resource("jobs").String(), namespace, name)
+	j, err := getFrom[*cachedJob](c, c.jobs, batchv1.Resource("jobs").String(), namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return j.job(), nil
 }
 
 // StatefulSet returns the named StatefulSet, or an error matching ErrNotFound.

@@ -86,7 +86,8 @@ func cachedAnnotation(key string) bool {
 // StatefulSets, Deployments, Pods, Workloads): it also keeps only the
 // labels and annotations the portal reads, drops the selectors of Jobs,
 // StatefulSets and Deployments (their pods are found by the instance
-// label), and shares the maps equal across objects.
+// label), shares the maps and pod sets equal across objects, and keeps a
+// Job as a cachedJob.
 func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		trimMeta(o, cachedLabel)
@@ -105,6 +106,9 @@ func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 	}
 	trimSpec(obj)
 	s.object(obj)
+	if j, ok := obj.(*batchv1.Job); ok {
+		return cacheJob(j), nil
+	}
 	return obj, nil
 }
 

@@ -1,0 +1,60 @@
+package kube
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// cachedJob is what the job cache keeps of a batch Job: its trimmed
+// metadata, its spec's own fields and its status. A batchv1.Job is 1,320
+// bytes however little of it is set, 800 of them the struct of a pod
+// template the cache never reads (the job's pods and Workload say what it
+// asked for); ten thousand Jobs kept 9 MiB of empty templates. JobCache.Job
+// builds the batchv1.Job back from it.
+type cachedJob struct {
+	metav1.ObjectMeta
+	spec   jobSpec
+	status batchv1.JobStatus
+}
+
+// jobSpec is a JobSpec without its pod template and selector (a launch's
+// pods are found by its instance label). TestCachedJobKeepsEveryFieldButTheTemplate
+// fails when a new Kubernetes adds a field this does not carry.
+type jobSpec struct {
+	Parallelism, Completions, BackoffLimit, BackoffLimitPerIndex *int32
+	MaxFailedIndexes, TTLSecondsAfterFinished                    *int32
+	ActiveDeadlineSeconds                                        *int64
+	PodFailurePolicy                                             *batchv1.PodFailurePolicy
+	SuccessPolicy                                                *batchv1.SuccessPolicy
+	ManualSelector, Suspend                                      *bool
+	CompletionMode                                               *batchv1.CompletionMode
+	PodReplacementPolicy                                         *batchv1.PodReplacementPolicy
+	ManagedBy                                                    *string
+	Scheduling                                                   *batchv1.JobSchedulingConfiguration
+}
+
+// cacheJob is the cache's copy of a trimmed Job.
+func cacheJob(j *batchv1.Job) *cachedJob {
+	s := &j.Spec
+	return &cachedJob{ObjectMeta: j.ObjectMeta, status: j.Status, spec: jobSpec{
+		Parallelism: s.Parallelism, Completions: s.Completions, BackoffLimit: s.BackoffLimit,
+		BackoffLimitPerIndex: s.BackoffLimitPerIndex, MaxFailedIndexes: s.MaxFailedIndexes,
+		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished, ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+		PodFailurePolicy: s.PodFailurePolicy, SuccessPolicy: s.SuccessPolicy, ManualSelector: s.ManualSelector,
+		Suspend: s.Suspend, CompletionMode: s.CompletionMode, PodReplacementPolicy: s.PodReplacementPolicy,
+		ManagedBy: s.ManagedBy, Scheduling: s.Scheduling}}
+}
+
+// job is the cached Job as a batchv1.Job, without its pod template and
+// selector. It shares its maps, slices and pointers with the cache: like
+// every object the cache returns, it must not be modified.
+func (c *cachedJob) job() *batchv1.Job {
+	s := &c.spec
+	return &batchv1.Job{ObjectMeta: c.ObjectMeta, Status: c.status, Spec: batchv1.JobSpec{
+		Parallelism: s.Parallelism, Completions: s.Completions, BackoffLimit: s.BackoffLimit,
+		BackoffLimitPerIndex: s.BackoffLimitPerIndex, MaxFailedIndexes: s.MaxFailedIndexes,
+		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished, ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+		PodFailurePolicy: s.PodFailurePolicy, SuccessPolicy: s.SuccessPolicy, ManualSelector: s.ManualSelector,
+		Suspend: s.Suspend, CompletionMode: s.CompletionMode, PodReplacementPolicy: s.PodReplacementPolicy,
+		ManagedBy: s.ManagedBy, Scheduling: s.Scheduling}}
+}
