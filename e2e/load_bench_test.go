@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -123,6 +124,7 @@ func BenchmarkLoad(b *testing.B) {
 	b.Logf("Prometheus holds %d DCGM utilization series of the load teams' pods after %s", series, time.Since(start).Round(time.Second))
 
 	dsn := stacktest.Postgres(b)
+	logSlowStatements(b, dsn)
 	db, err := store.Open(b.Context(), dsn)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })
@@ -267,6 +269,10 @@ func BenchmarkLoad(b *testing.B) {
 				// machine_busy_pct is how busy every core was (the stack, the
 				// load generator and the portal): a p99 taken on a saturated
 				// machine measures the queue for a core as much as the page.
+				// When the slowest views were asked for, to match them with
+				// the statements PostgreSQL logged as slow and the stack's logs.
+				fmt.Printf("TAIL page=%s think_ms=%d nice=%d from=%s to=%s slowest=%s\n", p.path, think.Milliseconds(), m.nice,
+					t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock), slowestViews(lat, timings))
 				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d gc_per_s=%.2f%s %s\n",
 					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice,
 					gcs/took.Seconds(), gpuFigures, tailTimings(lat, timings))
@@ -792,11 +798,7 @@ type viewTiming struct {
 // those views; in how many distinct seconds they were asked for (few means
 // bursts); and the median view's PostgreSQL queries, for scale.
 func tailTimings(lat []time.Duration, timings []viewTiming) string {
-	order := make([]int, len(lat))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lat[b], lat[a]) })
+	order := slowestOrder(lat)
 	tail := order[:max(1, len(order)/100)]
 	sum := map[string]float64{}
 	var client float64
@@ -814,6 +816,44 @@ func tailTimings(lat []time.Duration, timings []viewTiming) string {
 	_, median := servertiming.Parse(timings[order[len(order)/2]].header)
 	return fmt.Sprintf("tail_client_ms=%.1f tail_server_ms=%.1f tail_db_ms=%.1f tail_db_queries=%.1f tail_prom_ms=%.1f tail_kube_ms=%.1f tail_seconds=%d p50_db_queries=%d",
 		client/n, sum["total"]/n, sum["db"]/n, sum["db_calls"]/n, sum["prom"]/n, sum["kube"]/n, len(seconds), median["db"])
+}
+
+// tailClock is how TAIL lines write times: as PostgreSQL's log does.
+const tailClock = "15:04:05.000"
+
+// slowestOrder is the views' indexes, slowest first.
+func slowestOrder(lat []time.Duration) []int {
+	order := make([]int, len(lat))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lat[b], lat[a]) })
+	return order
+}
+
+// slowestViews lists the slowest 1% of views as time asked/ms waited.
+func slowestViews(lat []time.Duration, timings []viewTiming) string {
+	order := slowestOrder(lat)
+	var out []string
+	for _, i := range order[:max(1, len(order)/100)] {
+		out = append(out, fmt.Sprintf("%s/%.0f", timings[i].at.UTC().Format(tailClock), ms(lat[i])))
+	}
+	return strings.Join(out, ",")
+}
+
+// logSlowStatements has PostgreSQL log every statement of the load's
+// database that takes 25 ms or more (in .local/logs/postgres.log), so a
+// slow view's wait on it can be matched to a statement. The setting is the
+// database's, dropped with it.
+func logSlowStatements(b *testing.B, dsn string) {
+	b.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(b, err)
+	admin, err := pgx.Connect(b.Context(), devcluster.PostgresAdminURL())
+	require.NoError(b, err)
+	defer admin.Close(context.WithoutCancel(b.Context()))
+	_, err = admin.Exec(b.Context(), fmt.Sprintf(`ALTER DATABASE %q SET log_min_duration_statement = '25ms'`, strings.TrimPrefix(u.Path, "/")))
+	require.NoError(b, err)
 }
 
 // pause waits d, or less if ctx ends first; it reports whether ctx is
