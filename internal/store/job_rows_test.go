@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/servertiming"
@@ -128,4 +131,47 @@ func TestAJobsRowsReadTogetherAreTheRowsReadOneByOne(t *testing.T) {
 	assert.ErrorContains(t, err, "read the rows of job team-vision/pytorch-train-abcdefgh12")
 	_, err = s.Verdict(cctx, ns, job)
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Each of a job's own rows is found through an index on the job's name,
+// not by reading its whole table: the ledger, the moments and the
+// launches grow with every job ever run, and a job's page must cost the
+// same with ten runs in the ledger as with a million.
+func TestAJobsRowsAreFoundByIndex(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	const ns, job = "team-vision", "pytorch-train-abcdefgh12"
+	// The statements readJobRows sends.
+	dry := s.dry()
+	for _, q := range []struct {
+		name string
+		st   *gorm.Statement
+	}{
+		{"manifest", manifestQuery(dry, ns, job).Select("manifest").Find(&[]string{}).Statement},
+		{"runs", jobRunsQuery(dry, ns, job).Find(&[]LedgerRow{}).Statement},
+		{"moments", jobMomentsQuery(dry, ns, job).Find(&[]JobMoment{}).Statement},
+		{"latest idle episode", latestIdleEpisodeQuery(dry, ns, job).Limit(1).Find(&[]IdleEpisode{}).Statement},
+		{"verdict", verdictQuery(dry, ns, job).Limit(1).Find(&[]RunVerdict{}).Statement},
+	} {
+		name, st := q.name, q.st
+		var plan []string
+		require.NoError(t, s.withPgx(ctx, func(c *pgx.Conn) error {
+			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+				// An empty table is read whole by choice; with that choice
+				// taken away, only an index on the job's name avoids it.
+				if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+					return err
+				}
+				rows, err := tx.Query(ctx, "EXPLAIN "+st.SQL.String(), st.Vars...)
+				if err != nil {
+					return err
+				}
+				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				return err
+			})
+		}), name)
+		text := strings.Join(plan, "\n")
+		assert.NotContains(t, text, "Seq Scan", "%s:\n%s", name, text)
+		assert.Regexp(t, `Index Cond: .*namespace = `, text, "%s is found by the job's namespace and name:\n%s", name, text)
+	}
 }
