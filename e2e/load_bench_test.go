@@ -266,13 +266,13 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
 				p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
-				// machine_busy_pct is how busy every core was (the stack, the
-				// load generator and the portal): a p99 taken on a saturated
-				// machine measures the queue for a core as much as the page.
 				// When the slowest views were asked for, to match them with
 				// the statements PostgreSQL logged as slow and the stack's logs.
 				fmt.Printf("TAIL page=%s think_ms=%d nice=%d from=%s to=%s slowest=%s\n", p.path, think.Milliseconds(), m.nice,
 					t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock), slowestViews(lat, timings))
+				// machine_busy_pct is how busy every core was (the stack, the
+				// load generator and the portal): a p99 taken on a saturated
+				// machine measures the queue for a core as much as the page.
 				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d gc_per_s=%.2f%s %s\n",
 					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice,
 					gcs/took.Seconds(), gpuFigures, tailTimings(lat, timings))
