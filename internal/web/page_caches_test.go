@@ -456,3 +456,26 @@ func TestNoViewWaitsForTheWeekToSlideAtAMinutesTurn(t *testing.T) {
 	view(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC))
 	assert.Equal(t, int64(3), ledger.reads.Load(), "so is a ledger change")
 }
+
+// TestSharedFiguresLoadedTogetherExpireApart: figures loaded in the same
+// instant (every team's after a start) expire over the last fifth of their
+// ttl, not at once, so their reloads do not all read side by side.
+func TestSharedFiguresLoadedTogetherExpireApart(t *testing.T) {
+	const ttl = time.Minute
+	var s sharedFigures[int]
+	start := time.Now()
+	for i := range 100 {
+		_, err := s.get(t.Context(), fmt.Sprint(i), fmt.Sprint(i), ttl, func(context.Context) (int, error) { return i, nil })
+		require.NoError(t, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, last := time.Hour, time.Duration(0)
+	for _, e := range s.byKey {
+		kept := e.expires.Sub(start)
+		first, last = min(first, kept), max(last, kept)
+		assert.GreaterOrEqual(t, kept, ttl*4/5, "kept for at least four fifths of the ttl")
+		assert.LessOrEqual(t, kept, ttl+time.Second, "and no longer than the ttl")
+	}
+	assert.Greater(t, last-first, 5*time.Second, "the hundred expiries are spread over seconds, not one instant")
+}
