@@ -42,6 +42,8 @@ type Config struct {
 	OIDCGroupsClaim string
 	// DatabaseURL is a PostgreSQL DSN.
 	DatabaseURL string
+	// DatabaseMaxConns bounds this replica's connections to PostgreSQL.
+	DatabaseMaxConns int
 	// Kubeconfig is a kubeconfig path; empty means in-cluster configuration.
 	Kubeconfig string
 	// PrometheusURL is the base URL of the Prometheus API.
@@ -165,6 +167,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		tokenInactivity                     string
 		expiry                              string
 		ledgerInterval, prometheusWait      string
+		databaseMaxConns                    string
 		acceptanceInterval, acceptanceStep  string
 		leaseDuration, renewDeadline, retry string
 		idleThreshold                       string
@@ -181,6 +184,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&scopes, "oidc-scopes", env("GANTRY_OIDC_SCOPES", "openid,profile,email,groups"), "comma-separated OIDC scopes")
 	fs.StringVar(&cfg.OIDCGroupsClaim, "oidc-groups-claim", env("GANTRY_OIDC_GROUPS_CLAIM", "groups"), "ID token claim holding groups")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL DSN (env GANTRY_DATABASE_URL)")
+	fs.StringVar(&databaseMaxConns, "database-max-conns", env("GANTRY_DATABASE_MAX_CONNS", "40"), "most connections to PostgreSQL this replica opens (replicas × this must stay under PostgreSQL's max_connections)")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("GANTRY_KUBECONFIG", ""), "kubeconfig path (empty: in-cluster)")
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", env("GANTRY_PROMETHEUS_URL", ""), "Prometheus base URL")
 	fs.StringVar(&prometheusWait, "prometheus-wait", env("GANTRY_PROMETHEUS_WAIT", "25ms"), "how long a job page waits for its GPU figures from Prometheus before showing them as on their way")
@@ -272,6 +276,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if cfg.LedgerInterval, err = parsePositiveDuration(ledgerInterval); err != nil {
 		errs = append(errs, fmt.Errorf("ledger interval: %w", err))
+	}
+	if n, err := strconv.Atoi(databaseMaxConns); err != nil || n < 1 {
+		errs = append(errs, fmt.Errorf("database max conns: %q is not a positive whole number", databaseMaxConns))
+	} else {
+		cfg.DatabaseMaxConns = n
 	}
 	if cfg.PrometheusWait, err = parsePositiveDuration(prometheusWait); err != nil {
 		errs = append(errs, fmt.Errorf("prometheus wait: %w", err))

@@ -41,6 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 	assert.False(t, cfg.SecureCookies())
 	assert.Equal(t, identity.Prefixes{UserPrefix: "oidc:", GroupPrefix: "oidc:"}, cfg.Identities)
 	assert.Equal(t, 30*24*time.Hour, cfg.TokenOwnerInactivity)
+	assert.Equal(t, 40, cfg.DatabaseMaxConns)
 }
 
 func TestLoadImpersonationPrefixes(t *testing.T) {
@@ -101,6 +102,8 @@ func TestLoadInvalid(t *testing.T) {
 		"system group prefix": {env: map[string]string{"GANTRY_IMPERSONATION_GROUP_PREFIX": "system:"},
 			wantErr: "impersonation group prefix \"system:\": must not be empty or start with \"system:\""},
 		"bad token inactivity": {args: []string{"--token-owner-inactivity", "-1h"}, wantErr: "token owner inactivity"},
+		"no database connections": {env: map[string]string{"GANTRY_DATABASE_MAX_CONNS": "0"},
+			wantErr: `database max conns: "0" is not a positive whole number`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
