@@ -95,6 +95,11 @@ func (r Resolver) Resolve(ctx context.Context, u store.User) (*User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve teams of %s: %w", u.Username, err)
 	}
+	return r.resolveWith(u, teams), nil
+}
+
+// resolveWith is Resolve with the active teams already read.
+func (r Resolver) resolveWith(u store.User, teams []roster.Team) *User {
 	out := &User{
 		ID:       u.ID,
 		Username: u.Username,
@@ -130,7 +135,7 @@ func (r Resolver) Resolve(ctx context.Context, u store.User) (*User, error) {
 			out.ClusterGroups = append(out.ClusterGroups, g)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // HasAccess reports whether the user's groups map to any team or to the

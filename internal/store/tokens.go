@@ -49,6 +49,17 @@ func (s *Store) APITokenByHash(ctx context.Context, hash []byte) (APIToken, erro
 	return t, nil
 }
 
+// UserByTokenHash returns the owner of the API token with this hash, or
+// ErrNotFound. It needs no answer from APITokenByHash first, so a request
+// can ask both at once.
+func (s *Store) UserByTokenHash(ctx context.Context, hash []byte) (User, error) {
+	var u User
+	if err := s.db.WithContext(ctx).Where("id = (SELECT user_id FROM api_tokens WHERE hash = ?)", hash).Take(&u).Error; err != nil {
+		return User{}, fmt.Errorf("get owner of API token: %w", notFound(err))
+	}
+	return u, nil
+}
+
 // APITokens lists the user's tokens, newest first, including revoked and expired ones.
 func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
 	var ts []APIToken
