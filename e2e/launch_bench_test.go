@@ -94,6 +94,13 @@ func BenchmarkLaunch(b *testing.B) {
 
 	client := &http.Client{Timeout: launchBenchTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 4 * rate}}
 	run := fmt.Sprintf("%05d", time.Now().UnixNano()%100000)
+	// Each answered launch's time and Server-Timing header, to tell where
+	// the slowest ones waited (the portal's database, the API server).
+	var (
+		timedMu sync.Mutex
+		timed   []time.Duration
+		headers []viewTiming
+	)
 	viaPortal := func(ctx context.Context, i int) error {
 		u := users[i%len(users)]
 		id := fmt.Sprintf("lb%sp%06d", run, i)
@@ -103,6 +110,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 		req.Header.Set("Authorization", "Bearer "+u.token)
 		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
@@ -112,6 +120,10 @@ func BenchmarkLaunch(b *testing.B) {
 		if resp.StatusCode != http.StatusCreated {
 			return fmt.Errorf("launch %s as %s: %s: %s", id, u.user, resp.Status, body)
 		}
+		timedMu.Lock()
+		defer timedMu.Unlock()
+		timed = append(timed, time.Since(t0))
+		headers = append(headers, viewTiming{at: t0, header: resp.Header.Get("Server-Timing")})
 		return nil
 	}
 	viaClientGo := func(ctx context.Context, i int) error {
@@ -139,6 +151,9 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 
 	for range b.N {
+		timedMu.Lock()
+		timed, headers = nil, nil
+		timedMu.Unlock()
 		launches := rate * seconds
 		var portalRun, goRun openLoopResult
 		var wg sync.WaitGroup
@@ -155,8 +170,13 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 		p50, p99 := quantile(portalRun.latencies, 0.50), quantile(portalRun.latencies, 0.99)
 		goP50, goP99 := quantile(goRun.latencies, 0.50), quantile(goRun.latencies, 0.99)
-		fmt.Printf("BENCH launch rate_per_s=%.1f p50_ms=%.1f p99_ms=%.1f clientgo_p99_ms=%.1f ratio=%.2f errors=%d offered_per_s=%d seconds=%d users=%d clientgo_p50_ms=%.1f clientgo_rate_per_s=%.1f clientgo_errors=%d\n",
-			portalRun.rate(), ms(p50), ms(p99), ms(goP99), ms(p99)/ms(goP99), portalRun.failed, rate, seconds, len(users), ms(goP50), goRun.rate(), goRun.failed)
+		// Where the slowest 1% of the portal's launches waited: in the
+		// portal before answering, on PostgreSQL, on the API server.
+		timedMu.Lock()
+		tail := tailTimings(timed, headers)
+		timedMu.Unlock()
+		fmt.Printf("BENCH launch rate_per_s=%.1f p50_ms=%.1f p99_ms=%.1f clientgo_p99_ms=%.1f ratio=%.2f errors=%d offered_per_s=%d seconds=%d users=%d clientgo_p50_ms=%.1f clientgo_rate_per_s=%.1f clientgo_errors=%d %s\n",
+			portalRun.rate(), ms(p50), ms(p99), ms(goP99), ms(p99)/ms(goP99), portalRun.failed, rate, seconds, len(users), ms(goP50), goRun.rate(), goRun.failed, tail)
 		b.Logf("portal: %d launches, %d failed, %.1f/s, p50 %s p99 %s max %s; client-go: %d, %d failed, %.1f/s, p50 %s p99 %s",
 			launches, portalRun.failed, portalRun.rate(), p50.Round(time.Microsecond), p99.Round(time.Microsecond), portalRun.max().Round(time.Microsecond),
 			launches, goRun.failed, goRun.rate(), goP50.Round(time.Microsecond), goP99.Round(time.Microsecond))
