@@ -184,7 +184,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&scopes, "oidc-scopes", env("GANTRY_OIDC_SCOPES", "openid,profile,email,groups"), "comma-separated OIDC scopes")
 	fs.StringVar(&cfg.OIDCGroupsClaim, "oidc-groups-claim", env("GANTRY_OIDC_GROUPS_CLAIM", "groups"), "ID token claim holding groups")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL DSN (env GANTRY_DATABASE_URL)")
-	fs.StringVar(&databaseMaxConns, "database-max-conns", env("GANTRY_DATABASE_MAX_CONNS", "40"), "most connections to PostgreSQL this replica opens (replicas × this must stay under PostgreSQL's max_connections)")
+	fs.StringVar(&databaseMaxConns, "database-max-conns", env("GANTRY_DATABASE_MAX_CONNS", "60"), "most connections to PostgreSQL this replica opens (replicas × this must stay under PostgreSQL's max_connections)")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("GANTRY_KUBECONFIG", ""), "kubeconfig path (empty: in-cluster)")
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", env("GANTRY_PROMETHEUS_URL", ""), "Prometheus base URL")
 	fs.StringVar(&prometheusWait, "prometheus-wait", env("GANTRY_PROMETHEUS_WAIT", "25ms"), "how long a job page waits for its GPU figures from Prometheus before showing them as on their way")

@@ -41,7 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 	assert.False(t, cfg.SecureCookies())
 	assert.Equal(t, identity.Prefixes{UserPrefix: "oidc:", GroupPrefix: "oidc:"}, cfg.Identities)
 	assert.Equal(t, 30*24*time.Hour, cfg.TokenOwnerInactivity)
-	assert.Equal(t, 40, cfg.DatabaseMaxConns)
+	assert.Equal(t, 60, cfg.DatabaseMaxConns)
 }
 
 func TestLoadImpersonationPrefixes(t *testing.T) {

@@ -34,8 +34,8 @@ type Store struct {
 // teams at once, then its template, team and allowlist at once: at 50
 // launches a second, 25 in flight at the tail, 20 connections made
 // launches queue for one (the portal's p99 1.35-1.69× a bare client-go
-// create in the same run; 1.19 with 40, 1.07-1.14 with 60).
-const DefaultMaxConns = 40
+// create in the same run; 1.19-1.54 with 40, 1.07-1.14 with 60).
+const DefaultMaxConns = 60
 
 // Open connects to the PostgreSQL database at dsn. It does not apply migrations.
 func Open(ctx context.Context, dsn string) (*Store, error) {

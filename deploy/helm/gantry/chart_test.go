@@ -210,6 +210,7 @@ func TestDefaultValuesRenderAHighlyAvailableHardenedPortal(t *testing.T) {
 	assert.Equal(t, "oidc:", cm.Data["GANTRY_IMPERSONATION_USER_PREFIX"], "impersonated users carry the prefix (README: rule 11)")
 	assert.Equal(t, "oidc:", cm.Data["GANTRY_IMPERSONATION_GROUP_PREFIX"], "impersonated groups carry the prefix (README: rule 11)")
 	assert.Equal(t, "720h", cm.Data["GANTRY_TOKEN_OWNER_INACTIVITY"])
+	assert.Equal(t, "45", cm.Data["GANTRY_DATABASE_MAX_CONNS"], "two replicas' connections stay under PostgreSQL's default 100")
 	assert.Equal(t, "5s", cm.Data["GANTRY_ACCEPTANCE_INTERVAL"], "the leader advances acceptance runs")
 	assert.Equal(t, "15m", cm.Data["GANTRY_ACCEPTANCE_STEP_TIMEOUT"])
 
