@@ -67,7 +67,6 @@ func (h *handler) endpointCall(c *gin.Context) {
 		h.endpointFail(c, err)
 		return
 	}
-	liftDeadlines(c)
 	rest := c.Param("path")
 	if rest == "" {
 		rest = "/"
@@ -100,7 +99,7 @@ func (h *handler) endpointCall(c *gin.Context) {
 				Message: "The endpoint's server did not answer: it may be restarting or overloaded. Try again in a moment."})
 		},
 	}
-	rp.ServeHTTP(c.Writer, c.Request)
+	h.passThrough(c, rp)
 }
 
 // endpointFail answers errors other than refusals in the API's error shape.

@@ -118,9 +118,8 @@ func (h *handler) openLog(ctx context.Context, u *auth.User, rec store.Launch, p
 // liftWriteDeadline lets a streamed answer outlive the server's
 // WriteTimeout; the request's context still ends it.
 func (h *handler) liftWriteDeadline(c *gin.Context) {
-	err := http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
-	if err != nil && !errors.Is(err, http.ErrNotSupported) {
-		h.Log.WarnContext(c.Request.Context(), "lift write deadline", "path", c.Request.URL.Path, "err", err)
+	if err := http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{}); err != nil {
+		h.Log.ErrorContext(c.Request.Context(), "streamed answer keeps the write timeout: it may be cut", "path", c.Request.URL.Path, "err", err)
 	}
 }
 

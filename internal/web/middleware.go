@@ -76,6 +76,10 @@ func (w *timedWriter) WriteString(s string) (int, error) {
 	return w.ResponseWriter.WriteString(s)
 }
 
+// Unwrap lets http.ResponseController reach the connection (the proxies
+// lift its deadlines and read the request while answering).
+func (w *timedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *timedWriter) Flush() {
 	w.stamp()
 	w.ResponseWriter.Flush()

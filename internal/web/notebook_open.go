@@ -86,7 +86,6 @@ func (h *handler) notebookOpen(c *gin.Context) {
 	// inline script, no frames) would break them.
 	c.Writer.Header().Del("Content-Security-Policy")
 	c.Writer.Header().Del("X-Frame-Options")
-	liftDeadlines(c)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -109,7 +108,7 @@ func (h *handler) notebookOpen(c *gin.Context) {
 				Words: "The notebook's server did not answer: it may be restarting. Try again in a moment."}))
 		},
 	}
-	rp.ServeHTTP(c.Writer, c.Request)
+	h.passThrough(c, rp)
 }
 
 func safeMethod(m string) bool {

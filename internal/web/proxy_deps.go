@@ -1,8 +1,10 @@
 package web
 
 import (
+	"errors"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
@@ -107,12 +109,23 @@ func isUpgrade(r *http.Request) bool {
 	return r.Header.Get("Upgrade") != "" && strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
 }
 
-// liftDeadlines lets a proxied stream or WebSocket outlive the server's
-// read and write timeouts (meant for pages).
-func liftDeadlines(c *gin.Context) {
+// passThrough serves the request through rp to a notebook or endpoint:
+// the answer may stream (or become a WebSocket) for as long as it lasts,
+// beyond the server's read and write timeouts (meant for pages), and the
+// request body keeps flowing upstream while the answer already comes back.
+//
+// Without full duplex, Go's server reads what is left of the request body
+// and closes it as soon as the answer's first bytes go out, while the
+// transport may still be reading that body to send it: the transport then
+// fails to write the request and closes the upstream connection, cutting a
+// streamed completion after its first chunk, or an upload whose server
+// answers before it has read everything.
+func (h *handler) passThrough(c *gin.Context, rp *httputil.ReverseProxy) {
 	rc := http.NewResponseController(c.Writer)
-	_ = rc.SetWriteDeadline(time.Time{})
-	_ = rc.SetReadDeadline(time.Time{})
+	if err := errors.Join(rc.SetWriteDeadline(time.Time{}), rc.SetReadDeadline(time.Time{}), rc.EnableFullDuplex()); err != nil {
+		h.Log.ErrorContext(c.Request.Context(), "proxied request keeps the page timeouts: it may be cut", "path", c.Request.URL.Path, "err", err)
+	}
+	rp.ServeHTTP(c.Writer, c.Request)
 }
 
 // isProxyPath reports the routes whose bodies pass through to a notebook
