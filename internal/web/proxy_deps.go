@@ -2,11 +2,13 @@ package web
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -125,7 +127,64 @@ func (h *handler) passThrough(c *gin.Context, rp *httputil.ReverseProxy) {
 	if err := errors.Join(rc.SetWriteDeadline(time.Time{}), rc.SetReadDeadline(time.Time{}), rc.EnableFullDuplex()); err != nil {
 		h.Log.ErrorContext(c.Request.Context(), "proxied request keeps the page timeouts: it may be cut", "path", c.Request.URL.Path, "err", err)
 	}
+	if r := c.Request; r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		closeUnlessSent(rp, r)
+	}
 	rp.ServeHTTP(c.Writer, c.Request)
+}
+
+// closeUnlessSent has an answer that starts before the request's body has
+// all been sent upstream (a server that refuses an upload early, one that
+// is not there, a stream answering while the upload goes on) close the
+// client's connection after it, saying so in "Connection: close": with full
+// duplex the rest of the upload stays unread, so the connection cannot
+// carry the client's next request, and a client that reused it would see
+// that request fail.
+func closeUnlessSent(rp *httputil.ReverseProxy, r *http.Request) {
+	up := &uploadBody{ReadCloser: r.Body, want: r.ContentLength}
+	r.Body = up
+	modify, fail := rp.ModifyResponse, rp.ErrorHandler
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.StatusCode != http.StatusSwitchingProtocols && !up.sent() {
+			resp.Header.Set("Connection", "close")
+		}
+		if modify == nil {
+			return nil
+		}
+		return modify(resp)
+	}
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if !up.sent() {
+			w.Header().Set("Connection", "close")
+		}
+		if fail == nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		fail(w, r, err)
+	}
+}
+
+// uploadBody is a request body on its way upstream, telling whether all of
+// it has been read.
+type uploadBody struct {
+	io.ReadCloser
+	want int64 // the Content-Length, -1 when unknown (chunked)
+	read atomic.Int64
+	eof  atomic.Bool
+}
+
+func (u *uploadBody) Read(p []byte) (int, error) {
+	n, err := u.ReadCloser.Read(p)
+	u.read.Add(int64(n))
+	if err == io.EOF {
+		u.eof.Store(true)
+	}
+	return n, err
+}
+
+func (u *uploadBody) sent() bool {
+	return u.eof.Load() || u.want >= 0 && u.read.Load() >= u.want
 }
 
 // isProxyPath reports the routes whose bodies pass through to a notebook

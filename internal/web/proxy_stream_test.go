@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -167,4 +168,41 @@ func TestAFollowedLogOutlastsTheWriteTimeout(t *testing.T) {
 	got, err := io.ReadAll(resp.Body)
 	require.NoError(t, err, "the stream is not cut; so far: %q", got)
 	assert.Equal(t, "line 1\nline 2\nline 3\nline 4\n", string(got))
+}
+
+// An upload the upstream does not take, because it is not there (a
+// notebook restarting) or refuses it before reading it, gets its sender
+// the answer, and the client's next request works: with full duplex the
+// rest of the upload stays unread, so the portal closes that connection
+// and says so ("Connection: close") instead of leaving the client to
+// reuse it and see its next request fail.
+func TestAnUploadTheUpstreamDoesNotTakeGetsAnAnswer(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	}))
+	t.Cleanup(refusing.Close)
+	for _, tc := range []struct {
+		upstream string
+		status   int
+	}{{gone.URL, http.StatusBadGateway}, {refusing.URL, http.StatusRequestEntityTooLarge}} {
+		target, err := url.Parse(tc.upstream)
+		require.NoError(t, err)
+		portal := pageTimeoutsPortal(t, func(h *handler, c *gin.Context) {
+			h.passThrough(c, &httputil.ReverseProxy{
+				Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+				Transport: newProxyTransport(),
+				ErrorLog:  log.New(io.Discard, "", 0),
+			})
+		})
+		client := &http.Client{Timeout: 20 * time.Second}
+		for i := range 5 {
+			resp, err := client.Post(portal+"/up/api/contents/big.ipynb", "application/json", strings.NewReader(strings.Repeat("x", 1<<20)))
+			require.NoError(t, err, "upload %d to %d", i, tc.status)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, tc.status, resp.StatusCode, "upload %d", i)
+		}
+	}
 }
