@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -110,28 +111,27 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 	if !end.After(start) {
 		return u, nil
 	}
-	cur := func(metric string) (float64, bool, error) {
-		return m.scalar(ctx, fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, namespace, job)), end)
+	cur := func(metric string) string {
+		return fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, namespace, job))
 	}
-	// Five independent queries, sent at once: a job page waits for the
-	// slowest, not for the five in turn (each may wait for a core on a busy
-	// Prometheus).
+	// The current figures (and the recent peak) in one query, the series
+	// in another, both sent at once: a job page waits for the slower of
+	// two, and a busy Prometheus serves two requests per view, not five.
+	figures := []figure{{"util", cur(MetricUtil)}, {"mem", cur(MetricMem)}, {"power", cur(MetricPower)}}
+	peakAsked := end.Sub(start) >= m.idleNow
+	if peakAsked {
+		figures = append(figures, figure{"peak", peakExpr(namespace, job, m.idleNow)})
+	}
 	var (
-		g                 errgroup.Group
-		peak              float64
-		recent, peakAsked bool
+		g   errgroup.Group
+		now map[string]float64
 	)
 	g.Go(func() (err error) {
-		u.Utilization, u.HasData, err = cur(MetricUtil)
-		return err
-	})
-	g.Go(func() (err error) {
-		u.MemoryMiB, _, err = cur(MetricMem)
-		return err
-	})
-	g.Go(func() (err error) {
-		u.PowerWatts, _, err = cur(MetricPower)
-		return err
+		now, err = m.figures(ctx, figures, end)
+		if err != nil {
+			return fmt.Errorf("query GPU figures of %s/%s: %w", namespace, job, err)
+		}
+		return nil
 	})
 	g.Go(func() error {
 		step := max(end.Sub(start)/120, 5*time.Second)
@@ -147,26 +147,52 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 		}
 		return nil
 	})
-	if end.Sub(start) >= m.idleNow {
-		peakAsked = true
-		g.Go(func() (err error) {
-			peak, recent, err = m.peak(ctx, namespace, job, m.idleNow, end)
-			return err
-		})
-	}
 	if err := g.Wait(); err != nil {
 		return Usage{}, err
 	}
-	if peakAsked && u.HasData {
+	u.Utilization, u.HasData = now["util"]
+	u.MemoryMiB, u.PowerWatts = now["mem"], now["power"]
+	if peak, recent := now["peak"]; peakAsked && u.HasData {
 		u.RecentPeak, u.HasRecent = peak, recent
 		u.Idle = u.IdleUnder(IdleThreshold)
 	}
 	return u, nil
 }
 
+// figure is one instant figure of a combined query: its name and PromQL.
+type figure struct{ name, expr string }
+
+// figures evaluates several single-value expressions at once, in one
+// query: each answers tagged with its name, and one with no samples is
+// missing from the map.
+func (m *Metrics) figures(ctx context.Context, figs []figure, at time.Time) (map[string]float64, error) {
+	parts := make([]string, len(figs))
+	for i, f := range figs {
+		parts[i] = fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", f.expr, figureLabel, f.name)
+	}
+	val, _, _, err := m.api.Query(ctx, strings.Join(parts, " or "), at)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(figs))
+	if vec, ok := val.(model.Vector); ok {
+		for _, s := range vec {
+			out[string(s.Metric[figureLabel])] = float64(s.Value)
+		}
+	}
+	return out, nil
+}
+
+// figureLabel tags each figure of a combined query.
+const figureLabel = "gantry_figure"
+
 // peak is the highest utilization of the job's GPUs over window before at.
 func (m *Metrics) peak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error) {
-	return m.scalar(ctx, fmt.Sprintf("max(max_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), window.Milliseconds()), at)
+	return m.scalar(ctx, peakExpr(namespace, job, window), at)
+}
+
+func peakExpr(namespace, job string, window time.Duration) string {
+	return fmt.Sprintf("max(max_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), window.Milliseconds())
 }
 
 // IdlePeak is the highest utilization of a job's GPUs over the window
