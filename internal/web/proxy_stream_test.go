@@ -34,13 +34,21 @@ func passThroughPortal(t *testing.T, upstream http.Handler) string {
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
-	target, err := url.Parse(up.URL)
+	return proxyPortal(t, up.URL)
+}
+
+// proxyPortal serves /up/… through the portal's middleware and
+// passThrough to the server at target, on a server with page timeouts.
+func proxyPortal(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
 	require.NoError(t, err)
 	return pageTimeoutsPortal(t, func(h *handler, c *gin.Context) {
 		h.passThrough(c, &httputil.ReverseProxy{
-			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 			Transport:     newProxyTransport(),
 			FlushInterval: -1,
+			ErrorLog:      log.New(io.Discard, "", 0),
 		})
 	})
 }
@@ -187,15 +195,7 @@ func TestAnUploadTheUpstreamDoesNotTakeGetsAnAnswer(t *testing.T) {
 		upstream string
 		status   int
 	}{{gone.URL, http.StatusBadGateway}, {refusing.URL, http.StatusRequestEntityTooLarge}} {
-		target, err := url.Parse(tc.upstream)
-		require.NoError(t, err)
-		portal := pageTimeoutsPortal(t, func(h *handler, c *gin.Context) {
-			h.passThrough(c, &httputil.ReverseProxy{
-				Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-				Transport: newProxyTransport(),
-				ErrorLog:  log.New(io.Discard, "", 0),
-			})
-		})
+		portal := proxyPortal(t, tc.upstream)
 		client := &http.Client{Timeout: 20 * time.Second}
 		for i := range 5 {
 			resp, err := client.Post(portal+"/up/api/contents/big.ipynb", "application/json", strings.NewReader(strings.Repeat("x", 1<<20)))
