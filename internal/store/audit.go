@@ -22,12 +22,17 @@ type AuditEntry struct {
 // TableName tells gorm the table's name.
 func (AuditEntry) TableName() string { return "audit_log" }
 
+// detailOrEmpty is the entry's detail, an empty JSON object when it has none.
+func (e AuditEntry) detailOrEmpty() json.RawMessage {
+	if len(e.Detail) == 0 {
+		return json.RawMessage("{}")
+	}
+	return e.Detail
+}
+
 // AppendAudit inserts an audit entry.
 func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
-	if len(e.Detail) == 0 {
-		e.Detail = json.RawMessage("{}")
-	}
-	if err := s.db.WithContext(ctx).Omit("id").Create(&e).Error; err != nil {
+	if err := appendAudit(s.db.WithContext(ctx), e); err != nil {
 		return fmt.Errorf("append audit entry %s by %s: %w", e.Action, e.Actor, err)
 	}
 	return nil

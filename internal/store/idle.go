@@ -288,9 +288,7 @@ func sideEffects(tx *gorm.DB, n *Notification, entry *AuditEntry) error {
 }
 
 func appendAudit(tx *gorm.DB, e AuditEntry) error {
-	if len(e.Detail) == 0 {
-		e.Detail = []byte("{}")
-	}
+	e.Detail = e.detailOrEmpty()
 	return tx.Omit("id").Create(&e).Error
 }
 

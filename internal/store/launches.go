@@ -60,13 +60,9 @@ func (s *Store) RecordLaunchAudited(ctx context.Context, l Launch, e *AuditEntry
 	q := `INSERT INTO launches (launch_id, team, namespace, name, kind, template, template_version, owner, parameters, objects, manifest, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) RETURNING id`
 	if e != nil {
-		detail := e.Detail
-		if len(detail) == 0 {
-			detail = json.RawMessage("{}")
-		}
 		q = `WITH l AS (` + q + `), a AS (INSERT INTO audit_log (at, actor, action, target, detail, ip, via) SELECT ?::timestamptz, ?, ?, ?, ?::jsonb, ?, ? FROM l)
 		SELECT id FROM l`
-		args = append(args, e.At, e.Actor, e.Action, e.Target, detail, e.IP, e.Via)
+		args = append(args, e.At, e.Actor, e.Action, e.Target, e.detailOrEmpty(), e.IP, e.Via)
 	}
 	// A raw statement's error is not translated by gorm: a duplicate launch
 	// id is PostgreSQL's unique violation.
