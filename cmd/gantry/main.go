@@ -210,6 +210,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Secure:          cfg.SecureCookies(),
 		CleanupInterval: 5 * time.Minute,
 		Changes:         changes,
+		Log:             log,
 	})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -22,15 +22,17 @@ const maxKeptSessions = 4096
 const maxSessionHold = 30 * time.Second
 
 // keptSessions keeps the sessions this replica has read, so a page view
-// reads its session from PostgreSQL once per hold or renewal instead of
-// on every view. A session is kept only while the database's notices
-// are heard (store.Changes), and dropped as soon as its row is written or
-// deleted by any replica (migration 00027): a sign-out, here or on
-// another replica, ends the session on the next view after the notice
-// (a moment after its commit), and at once on the replica that signed
-// out. A session is also never answered past its deadline, nor longer
-// than its hold: a quarter of the idle timeout (the longest a used
-// session goes without being written, see renewInterval) or 30 s.
+// does not wait on PostgreSQL for its session: a copy in the last quarter
+// of its hold is answered while it is read again in the background. A
+// session is kept only while the database's notices are heard
+// (store.Changes), and dropped as soon as its data is written or its row
+// deleted by any replica (migrations 00027 and 00032; pushing back its
+// idle deadline changes neither): a sign-out, here or on another replica,
+// ends the session on the next view after the notice (a moment after its
+// commit), and at once on the replica that signed out. A copy is also
+// never answered past the session's deadline or its row's idle deadline
+// (as read, or pushed back here), nor longer than its hold since it was
+// read: a quarter of the idle timeout, or 30 s.
 type keptSessions struct {
 	changes *store.Changes
 	codec   scs.Codec
@@ -44,10 +46,28 @@ type keptSessions struct {
 }
 
 type keptSession struct {
-	data  []byte
-	until time.Time
+	data []byte
+	// expiry is the row's idle deadline as last read or renewed here,
+	// deadline the session's own (its lifetime), held the end of its hold.
+	expiry, deadline, held time.Time
+	// refreshing is set while the session is being read again.
+	refreshing bool
 	// connection is the listening connection the session was read under.
 	connection uint64
+}
+
+// until is when the copy stops being answered.
+func (e keptSession) until() time.Time {
+	return minTime(e.held, e.deadline, e.expiry)
+}
+
+func minTime(t time.Time, more ...time.Time) time.Time {
+	for _, u := range more {
+		if u.Before(t) {
+			t = u
+		}
+	}
+	return t
 }
 
 func newKeptSessions(changes *store.Changes, codec scs.Codec, hold time.Duration) *keptSessions {
@@ -77,19 +97,51 @@ func (k *keptSessions) heard(hash string) {
 // drop forgets a session this replica is about to write or delete.
 func (k *keptSessions) drop(token string) { k.heard(tokenHash(token)) }
 
-// get is the kept copy of the session, if one may be answered now.
-func (k *keptSessions) get(token string) ([]byte, bool) {
+// get is the kept copy of the session, if one may be answered now, and
+// whether the caller is to read it again (the copy is in the last quarter
+// of its hold, and no read of it is under way).
+func (k *keptSessions) get(token string) (keptSession, bool, bool) {
 	connection, live := k.changes.Listening()
 	if !live {
-		return nil, false
+		return keptSession{}, false, false
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	e, ok := k.byHash[tokenHash(token)]
-	if !ok || e.connection != connection || !time.Now().Before(e.until) {
-		return nil, false
+	h := tokenHash(token)
+	e, ok := k.byHash[h]
+	now := time.Now()
+	if !ok || e.connection != connection || !now.Before(e.until()) {
+		return keptSession{}, false, false
 	}
-	return e.data, true
+	refresh := !e.refreshing && !now.Before(e.until().Add(-k.hold/4))
+	if refresh {
+		e.refreshing = true
+		k.byHash[h] = e
+	}
+	return e, true, refresh
+}
+
+// refreshed ends the read of a session get asked for.
+func (k *keptSessions) refreshed(token string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	h := tokenHash(token)
+	if e, ok := k.byHash[h]; ok {
+		e.refreshing = false
+		k.byHash[h] = e
+	}
+}
+
+// renewed notes that this replica pushed the session's row's idle
+// deadline back to expiry.
+func (k *keptSessions) renewed(token string, expiry time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	h := tokenHash(token)
+	if e, ok := k.byHash[h]; ok && expiry.After(e.expiry) {
+		e.expiry = expiry
+		k.byHash[h] = e
+	}
 }
 
 // readMark is taken before a session is read from the database.
@@ -105,9 +157,10 @@ func (k *keptSessions) mark() readMark {
 	return readMark{changed: k.changed, connection: connection, live: live}
 }
 
-// keep keeps a session read since m, unless anything was dropped or the
-// listening connection changed meanwhile.
-func (k *keptSessions) keep(token string, data []byte, m readMark) {
+// keep keeps a session (its row's data and idle deadline) read since m,
+// unless anything was dropped or the listening connection changed
+// meanwhile.
+func (k *keptSessions) keep(token string, data []byte, expiry time.Time, m readMark) {
 	if !m.live {
 		return
 	}
@@ -116,10 +169,7 @@ func (k *keptSessions) keep(token string, data []byte, m readMark) {
 		return
 	}
 	now := time.Now()
-	until := now.Add(k.hold)
-	if deadline.Before(until) {
-		until = deadline
-	}
+	e := keptSession{data: data, expiry: expiry, deadline: deadline, held: now.Add(k.hold), connection: m.connection}
 	if connection, live := k.changes.Listening(); !live || connection != m.connection {
 		return
 	}
@@ -129,8 +179,8 @@ func (k *keptSessions) keep(token string, data []byte, m readMark) {
 		return
 	}
 	if len(k.byHash) >= maxKeptSessions {
-		for h, e := range k.byHash {
-			if !now.Before(e.until) || e.connection != m.connection {
+		for h, kept := range k.byHash {
+			if !now.Before(kept.until()) || kept.connection != m.connection {
 				delete(k.byHash, h)
 			}
 		}
@@ -138,5 +188,5 @@ func (k *keptSessions) keep(token string, data []byte, m readMark) {
 			return
 		}
 	}
-	k.byHash[tokenHash(token)] = keptSession{data: data, until: until, connection: m.connection}
+	k.byHash[tokenHash(token)] = e
 }

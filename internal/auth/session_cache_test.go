@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,13 +20,13 @@ import (
 
 // countedSessions counts the sessions read from the database.
 type countedSessions struct {
-	scs.Store
+	sessionRows
 	finds atomic.Int64
 }
 
-func (c *countedSessions) Find(token string) ([]byte, bool, error) {
+func (c *countedSessions) findRow(ctx context.Context, token string) ([]byte, time.Time, bool, error) {
 	c.finds.Add(1)
-	return c.Store.Find(token)
+	return c.sessionRows.findRow(ctx, token)
 }
 
 // replica is one portal process's session store over the shared database,
@@ -40,8 +41,16 @@ type replica struct {
 func newReplica(t *testing.T, dsn string, db *store.Store, idleTimeout time.Duration) *replica {
 	t.Helper()
 	changes, stop := storetest.Listen(t, dsn)
-	counted := &countedSessions{Store: postgresstore.New(db.SQL())}
-	return &replica{store: newSessionStore(counted, changes, scs.GobCodec{}, idleTimeout), counted: counted, changes: changes, stop: stop}
+	counted := &countedSessions{sessionRows: pgSessions{PostgresStore: postgresstore.New(db.SQL()), db: db.SQL()}}
+	return &replica{store: newSessionStore(counted, changes, scs.GobCodec{}, idleTimeout, slog.New(slog.DiscardHandler)), counted: counted, changes: changes, stop: stop}
+}
+
+// twoReplicas are two portal processes' session stores (30-minute idle
+// timeout) over one database.
+func twoReplicas(t *testing.T) (db *store.Store, dsn string, a, b *replica) {
+	t.Helper()
+	db, dsn = storetest.Open(t)
+	return db, dsn, newReplica(t, dsn, db, 30*time.Minute), newReplica(t, dsn, db, 30*time.Minute)
 }
 
 // commit writes a session through r and waits until r has heard the
@@ -81,10 +90,7 @@ func userOf(t *testing.T, r *replica, token string) string {
 // next view, and nothing is kept while the replica cannot hear changes.
 func TestSessionsAreKeptUntilAnyReplicaWritesOrDeletesThem(t *testing.T) {
 	ctx := context.Background()
-	db, dsn := storetest.Open(t)
-
-	a := newReplica(t, dsn, db, 30*time.Minute)
-	b := newReplica(t, dsn, db, 30*time.Minute)
+	_, _, a, b := twoReplicas(t)
 	deadline := time.Now().Add(12 * time.Hour)
 	commit(t, a, "tok-alice", encodeSession(t, deadline, "alice"), time.Now().Add(30*time.Minute))
 	commit(t, a, "tok-bob", encodeSession(t, deadline, "bob"), time.Now().Add(30*time.Minute))
@@ -154,10 +160,97 @@ func TestSessionsAreKeptUntilAnyReplicaWritesOrDeletesThem(t *testing.T) {
 // deadline.
 func TestKeptSessionHoldFollowsTheIdleTimeout(t *testing.T) {
 	hold := func(idle time.Duration) time.Duration {
-		return newSessionStore(&countedSessions{}, store.NewChanges("", slog.New(slog.DiscardHandler)), scs.GobCodec{}, idle).kept.hold
+		return newSessionStore(&countedSessions{}, store.NewChanges("", slog.New(slog.DiscardHandler)), scs.GobCodec{}, idle, slog.New(slog.DiscardHandler)).kept.hold
 	}
 	assert.Equal(t, 2*time.Second, hold(8*time.Second))
 	assert.Equal(t, 30*time.Second, hold(30*time.Minute))
 	assert.Equal(t, 30*time.Second, hold(0))
-	assert.Nil(t, newSessionStore(&countedSessions{}, nil, scs.GobCodec{}, time.Minute).kept, "nothing kept without notices")
+	assert.Nil(t, newSessionStore(&countedSessions{}, nil, scs.GobCodec{}, time.Minute, slog.New(slog.DiscardHandler)).kept, "nothing kept without notices")
+}
+
+// sessionNotices records the sessions the database announces a change
+// of, by token hash, as every replica hears them.
+func sessionNotices(t *testing.T, dsn string) func(token string) bool {
+	t.Helper()
+	var mu sync.Mutex
+	heard := map[string]bool{}
+	changes := store.NewChanges(dsn, slog.New(slog.DiscardHandler))
+	changes.Follow(store.SessionNotices, func(hash string) { mu.Lock(); defer mu.Unlock(); heard[hash] = true })
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { changes.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	require.Eventually(t, func() bool { _, live := changes.Listening(); return live }, 10*time.Second, 10*time.Millisecond)
+	return func(token string) bool { mu.Lock(); defer mu.Unlock(); return heard[tokenHash(token)] }
+}
+
+// expiryOf is the idle deadline of a session's row.
+func expiryOf(t *testing.T, db *store.Store, token string) time.Time {
+	t.Helper()
+	var expiry time.Time
+	require.NoError(t, db.SQL().QueryRowContext(context.Background(), `SELECT expiry FROM sessions WHERE token = $1`, token).Scan(&expiry))
+	return expiry
+}
+
+// Pushing back a used session's idle deadline (about once a minute) writes
+// its row's expiry alone: no replica is told, so none reads the session
+// again, and the replica that renewed it answers its copy up to the new
+// deadline.
+func TestARenewalKeepsEveryReplicasCopy(t *testing.T) {
+	ctx := context.Background()
+	db, dsn, a, b := twoReplicas(t)
+	deadline := time.Now().Add(12 * time.Hour)
+	soon := time.Now().Add(time.Minute).Truncate(time.Microsecond)
+	commit(t, a, "tok-alice", encodeSession(t, deadline, "alice"), soon)
+	assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
+	assert.Equal(t, "alice", userOf(t, b, "tok-alice"))
+	finds := a.counted.finds.Load() + b.counted.finds.Load()
+	heard := sessionNotices(t, dsn)
+
+	later := soon.Add(20 * time.Minute)
+	b.store.renew(ctx, "tok-alice", later)
+	assert.WithinDuration(t, later, expiryOf(t, db, "tok-alice"), time.Microsecond, "the row's idle deadline is pushed back")
+	b.store.renew(ctx, "tok-alice", soon)
+	assert.WithinDuration(t, later, expiryOf(t, db, "tok-alice"), time.Microsecond, "a renewal never brings a deadline forward")
+
+	// Notices arrive in commit order: once bob's sign-in is heard, a
+	// notice of alice's renewal would have been.
+	require.NoError(t, b.store.Commit("tok-bob", encodeSession(t, deadline, "bob"), soon))
+	require.Eventually(t, func() bool { return heard("tok-bob") }, 5*time.Second, 5*time.Millisecond)
+	assert.False(t, heard("tok-alice"), "alice's renewal was announced")
+	assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
+	assert.Equal(t, "alice", userOf(t, b, "tok-alice"))
+	assert.Equal(t, finds, a.counted.finds.Load()+b.counted.finds.Load(), "neither replica read alice's session again")
+
+	found := &foundSession{}
+	_, ok, err := b.store.FindCtx(context.WithValue(ctx, foundSessionKey{}, found), "tok-alice")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.WithinDuration(t, later, found.expiry, time.Microsecond, "the replica that renewed the session knows its new deadline")
+}
+
+// A person clicking through pages never waits on the database for their
+// session once it is kept: a copy in the last quarter of its hold is
+// answered, and read again after the view.
+func TestAKeptSessionIsReadAgainBeforeItsHoldEnds(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := storetest.Open(t)
+	// A 24 s idle timeout holds copies 6 s and reads them again in the last 1.5 s.
+	a := newReplica(t, dsn, db, 24*time.Second)
+	commit(t, a, "tok-alice", encodeSession(t, time.Now().Add(12*time.Hour), "alice"), time.Now().Add(time.Hour))
+	require.Equal(t, "alice", userOf(t, a, "tok-alice"))
+
+	waited := 0
+	for end := time.Now().Add(12 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		vctx, timing := servertiming.Start(ctx)
+		b, ok, err := a.store.FindCtx(vctx, "tok-alice")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NotEmpty(t, b)
+		if _, calls := servertiming.Parse(timing.Header()); calls["db"] > 0 {
+			waited++
+		}
+	}
+	assert.Zero(t, waited, "views that waited on the database for their session")
+	assert.Equal(t, int64(3), a.counted.finds.Load(), "read once, then again about every 4.5-6 s")
 }

@@ -45,10 +45,16 @@ func Start(ctx context.Context) (context.Context, *Timing) {
 
 // Add counts one call to dep that took d, on the request of ctx (if any).
 func Add(ctx context.Context, dep Dependency, d time.Duration) {
-	if t, ok := ctx.Value(key{}).(*Timing); ok {
+	if t, ok := ctx.Value(key{}).(*Timing); ok && t != nil {
 		t.took[dep].Add(int64(d))
 		t.calls[dep].Add(1)
 	}
+}
+
+// Detach is ctx without its cancellation and without its request's
+// Timing, for work a request leaves behind once it has answered.
+func Detach(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), key{}, (*Timing)(nil))
 }
 
 // Header is the Server-Timing value so far: each dependency waited on,

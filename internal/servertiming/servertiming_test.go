@@ -27,6 +27,17 @@ func TestHeaderNamesEachDependencyWaitedOnWithItsCalls(t *testing.T) {
 	assert.Contains(t, ms, "total")
 }
 
+func TestWorkLeftBehindCountsOnNoRequest(t *testing.T) {
+	ctx, timing := Start(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
+	detached := Detach(ctx)
+	cancel()
+	Add(detached, DB, time.Second)
+	require.NoError(t, detached.Err(), "not cancelled with the request")
+	_, calls := Parse(timing.Header())
+	assert.NotContains(t, calls, "db")
+}
+
 func TestTransportCountsRoundTripsOfTheRequestsContext(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(5 * time.Millisecond)
