@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/servertiming"
 )
 
 // maxKeptFigures bounds the figures one Kept holds (one per user or team
@@ -24,6 +26,8 @@ const keptMaxAge = 30 * time.Second
 type Kept[V any] struct {
 	changes *Changes
 	topics  []string
+	// maxAge is keptMaxAge (shorter in tests).
+	maxAge time.Duration
 
 	mu    sync.Mutex
 	byKey map[string]keptFigure[V]
@@ -33,15 +37,20 @@ type keptFigure[V any] struct {
 	value  V
 	marks  []ChangeMark
 	readAt time.Time
+	// refreshing is set while the figure is read again after a view.
+	refreshing bool
 }
 
 // NewKept keeps figures until a change of one of topics.
 func NewKept[V any](changes *Changes, topics ...string) *Kept[V] {
-	return &Kept[V]{changes: changes, topics: topics, byKey: map[string]keptFigure[V]{}}
+	return &Kept[V]{changes: changes, topics: topics, maxAge: keptMaxAge, byKey: map[string]keptFigure[V]{}}
 }
 
 // Get returns key's figure, read by read unless one read since the last
-// change of its topics is kept.
+// change of its topics is kept. A kept figure in the last quarter of its
+// maximum age is answered, and read again after the view (read then runs
+// on its own, with ctx's values but not its end), so a view that finds
+// its figure kept never waits on the database for it.
 func (k *Kept[V]) Get(ctx context.Context, key string, read func(context.Context) (V, error)) (V, error) {
 	if k == nil || k.changes == nil {
 		return read(ctx)
@@ -49,12 +58,35 @@ func (k *Kept[V]) Get(ctx context.Context, key string, read func(context.Context
 	now := time.Now()
 	k.mu.Lock()
 	e, ok := k.byKey[key]
+	fresh := ok && now.Sub(e.readAt) < k.maxAge && k.unchanged(e.marks)
+	refresh := fresh && !e.refreshing && now.Sub(e.readAt) >= k.maxAge*3/4
+	if refresh {
+		e.refreshing = true
+		k.byKey[key] = e
+	}
 	k.mu.Unlock()
-	if ok && now.Sub(e.readAt) < keptMaxAge && k.unchanged(e.marks) {
+	if refresh {
+		go func() {
+			ctx, cancel := context.WithTimeout(servertiming.Detach(ctx), keptRefreshTimeout)
+			defer cancel()
+			_, _ = k.readAndKeep(ctx, key, read)
+		}()
+	}
+	if fresh {
 		return e.value, nil
 	}
+	return k.readAndKeep(ctx, key, read)
+}
+
+// keptRefreshTimeout bounds the read of a figure again after a view.
+const keptRefreshTimeout = 10 * time.Second
+
+// readAndKeep reads key's figure and keeps it (a figure being read again
+// that cannot be kept stays as it was, to be read again by a later view).
+func (k *Kept[V]) readAndKeep(ctx context.Context, key string, read func(context.Context) (V, error)) (V, error) {
 	// The marks are taken before the read: a change committed while it
 	// runs moves them, so its figure is read again next time.
+	readAt := time.Now()
 	marks := make([]ChangeMark, len(k.topics))
 	live := true
 	for i, t := range k.topics {
@@ -62,20 +94,24 @@ func (k *Kept[V]) Get(ctx context.Context, key string, read func(context.Context
 		marks[i], live = m, live && ok
 	}
 	v, err := read(ctx)
-	if err != nil || !live {
-		return v, err
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err != nil || !live {
+		if e, ok := k.byKey[key]; ok && e.refreshing {
+			e.refreshing = false
+			k.byKey[key] = e
+		}
+		return v, err
+	}
 	if len(k.byKey) >= maxKeptFigures {
 		for key, e := range k.byKey {
-			if now.Sub(e.readAt) >= keptMaxAge || !k.unchanged(e.marks) {
+			if readAt.Sub(e.readAt) >= k.maxAge || !k.unchanged(e.marks) {
 				delete(k.byKey, key)
 			}
 		}
 	}
-	if len(k.byKey) < maxKeptFigures {
-		k.byKey[key] = keptFigure[V]{value: v, marks: marks, readAt: now}
+	if _, ok := k.byKey[key]; ok || len(k.byKey) < maxKeptFigures {
+		k.byKey[key] = keptFigure[V]{value: v, marks: marks, readAt: readAt}
 	}
 	return v, nil
 }
