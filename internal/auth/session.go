@@ -346,10 +346,7 @@ func (w *sessionWriter) renewal(ctx context.Context, now time.Time) (time.Time, 
 	if w.sm.IdleTimeout <= 0 {
 		return time.Time{}, false
 	}
-	to := now.Add(w.sm.IdleTimeout)
-	if d := w.sm.Deadline(ctx); d.Before(to) {
-		to = d
-	}
+	to := minTime(now.Add(w.sm.IdleTimeout), w.sm.Deadline(ctx))
 	return to, to.Sub(w.found.expiry) >= renewInterval(w.sm)
 }
 
