@@ -65,7 +65,10 @@ func BenchmarkLaunch(b *testing.B) {
 	settled(b, env)
 	issuer := stacktest.FreshIdP(b)
 	teams, seedTeams := benchTeams(b, env)
-	portal := StartPortal(b, seedTeams, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
+	dsn := stacktest.Postgres(b)
+	logSlowStatements(b, dsn)
+	debug, debugURL := debugListen(b)
+	portal := StartPortal(b, seedTeams, WithDatabase(dsn), debug, WithEnv("GANTRY_LOG_LEVEL", "warn"), WithEnv("GANTRY_OIDC_ISSUER", issuer),
 		WithEnv("GANTRY_SEED_TEMPLATES", filepath.Join(env.Layout.Root, "deploy", "templates")))
 
 	type launcher struct {
@@ -159,9 +162,15 @@ func BenchmarkLaunch(b *testing.B) {
 		var wg sync.WaitGroup
 		interval := time.Second / time.Duration(rate)
 		t0 := time.Now().Add(interval)
+		// Where the portal spends its cores while it launches.
+		cpuBefore := procCPU(b, portal.proc.cmd.Process.Pid)
+		cpu := profileDuring(b, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", debugURL, min(seconds, 30)),
+			filepath.Join(profileDir(b, env), "cpu-launch.pprof"))
 		wg.Go(func() { portalRun = openLoop(b.Context(), t0, interval, launches, viaPortal) })
 		wg.Go(func() { goRun = openLoop(b.Context(), t0.Add(interval/2), interval, launches, viaClientGo) })
 		wg.Wait()
+		portalCPU := procCPU(b, portal.proc.cmd.Process.Pid) - cpuBefore
+		cpu()
 		for _, e := range portalRun.firstErrors {
 			b.Logf("portal launch failed: %v", e)
 		}
@@ -174,9 +183,13 @@ func BenchmarkLaunch(b *testing.B) {
 		// portal before answering, on PostgreSQL, on the API server.
 		timedMu.Lock()
 		tail := tailTimings(timed, headers)
+		// When the slowest launches were sent, to match them with the
+		// statements PostgreSQL logged as slow.
+		fmt.Printf("TAIL launch from=%s to=%s slowest=%s\n", t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock), slowestViews(timed, headers))
 		timedMu.Unlock()
-		fmt.Printf("BENCH launch rate_per_s=%.1f p50_ms=%.1f p99_ms=%.1f clientgo_p99_ms=%.1f ratio=%.2f errors=%d offered_per_s=%d seconds=%d users=%d clientgo_p50_ms=%.1f clientgo_rate_per_s=%.1f clientgo_errors=%d %s\n",
-			portalRun.rate(), ms(p50), ms(p99), ms(goP99), ms(p99)/ms(goP99), portalRun.failed, rate, seconds, len(users), ms(goP50), goRun.rate(), goRun.failed, tail)
+		fmt.Printf("BENCH launch rate_per_s=%.1f p50_ms=%.1f p99_ms=%.1f clientgo_p99_ms=%.1f ratio=%.2f errors=%d offered_per_s=%d seconds=%d users=%d clientgo_p50_ms=%.1f clientgo_rate_per_s=%.1f clientgo_errors=%d portal_cpu_ms_per_launch=%.1f %s\n",
+			portalRun.rate(), ms(p50), ms(p99), ms(goP99), ms(p99)/ms(goP99), portalRun.failed, rate, seconds, len(users), ms(goP50), goRun.rate(), goRun.failed,
+			ms(portalCPU)/float64(launches), tail)
 		b.Logf("portal: %d launches, %d failed, %.1f/s, p50 %s p99 %s max %s; client-go: %d, %d failed, %.1f/s, p50 %s p99 %s",
 			launches, portalRun.failed, portalRun.rate(), p50.Round(time.Microsecond), p99.Round(time.Microsecond), portalRun.max().Round(time.Microsecond),
 			launches, goRun.failed, goRun.rate(), goP50.Round(time.Microsecond), goP99.Round(time.Microsecond))

@@ -842,8 +842,9 @@ func slowestViews(lat []time.Duration, timings []viewTiming) string {
 }
 
 // logSlowStatements has PostgreSQL log every statement of the load's
-// database that takes 25 ms or more (in .local/logs/postgres.log), so a
-// slow view's wait on it can be matched to a statement. The setting is the
+// database that takes 25 ms or more, and every wait for a lock as long
+// (in .local/logs/postgres.log), so a slow view's wait on it can be
+// matched to a statement. The setting is the
 // database's, dropped with it.
 func logSlowStatements(b *testing.B, dsn string) {
 	b.Helper()
@@ -852,8 +853,10 @@ func logSlowStatements(b *testing.B, dsn string) {
 	admin, err := pgx.Connect(b.Context(), devcluster.PostgresAdminURL())
 	require.NoError(b, err)
 	defer admin.Close(context.WithoutCancel(b.Context()))
-	_, err = admin.Exec(b.Context(), fmt.Sprintf(`ALTER DATABASE %q SET log_min_duration_statement = '25ms'`, strings.TrimPrefix(u.Path, "/")))
-	require.NoError(b, err)
+	for _, set := range []string{"log_min_duration_statement = '25ms'", "log_lock_waits = on", "deadlock_timeout = '25ms'"} {
+		_, err = admin.Exec(b.Context(), fmt.Sprintf(`ALTER DATABASE %q SET %s`, strings.TrimPrefix(u.Path, "/"), set))
+		require.NoError(b, err)
+	}
 }
 
 // pause waits d, or less if ctx ends first; it reports whether ctx is

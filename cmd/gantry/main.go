@@ -76,6 +76,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	// Each replica hears of changed tables over a connection of its own.
 	changes := store.NewChanges(cfg.DatabaseURL, log)
+	db.KeepReads(changes)
 	go changes.Run(ctx)
 	auditLog := audit.New(db, nil)
 	if cfg.SeedTeams != "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/roster"
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -97,6 +99,8 @@ type Authenticator struct {
 
 	// users keeps session users for SessionUserTTL.
 	users userCache
+	// touches are the tokens' last uses this replica recorded.
+	touches tokenTouches
 }
 
 // ForgetUsers drops every cached session user, so that a change to teams
@@ -193,8 +197,10 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, header string) (
 	}
 	// The token, its owner and the teams are read at once: one round
 	// trip's wait instead of three in turn (an API launch waited for each
-	// behind the API server's work on the same cores). Nothing is cached:
-	// a revoked token fails on its next request.
+	// behind the API server's work on the same cores), when they are not
+	// kept (store.KeepReads): a revoked token fails on its next request
+	// to this replica, and to the others once the database's notice of
+	// the revocation reaches them.
 	hash := HashToken(secret)
 	var (
 		g     errgroup.Group
@@ -245,18 +251,79 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, header string) (
 	u.TokenID = tok.ID
 	u.ReadOnly = tok.ReadOnly
 	// "Last used" is shown to the minute: a script calling many times a
-	// second must not cost a write transaction per call.
-	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= tokenTouchEvery {
-		if err := a.Store.TouchAPIToken(ctx, tok.ID, now); err != nil {
-			// Usage tracking must not lock people out; the audit log still names the token.
-			a.Log.WarnContext(ctx, "record API token use", "token", tok.ID, "err", err)
-		}
+	// second must not cost a write per call. It is written after the
+	// request has its answer: the call does not wait for it.
+	if a.touches.due(tok.ID, tok.LastUsedAt, now) {
+		go a.touch(servertiming.Detach(ctx), tok.ID, now)
 	}
 	return u, nil
 }
 
-// tokenTouchEvery is how stale a token's recorded last use may get.
-const tokenTouchEvery = time.Minute
+// touch records token id's use at at.
+func (a *Authenticator) touch(ctx context.Context, id int64, at time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, tokenTouchTimeout)
+	defer cancel()
+	if err := a.Store.TouchAPIToken(ctx, id, at); err != nil {
+		// Usage tracking must not lock people out; the audit log still names the token.
+		a.Log.WarnContext(ctx, "record API token use", "token", id, "err", err)
+		a.touches.failed(id, at)
+	}
+}
+
+const (
+	// tokenTouchEvery is how stale a token's recorded last use may get.
+	tokenTouchEvery = time.Minute
+	// tokenTouchTimeout bounds the write of a token's use.
+	tokenTouchTimeout = 10 * time.Second
+	// maxTokenTouches is how many tokens' uses tokenTouches holds before
+	// it forgets those recorded over tokenTouchEvery ago.
+	maxTokenTouches = 4096
+)
+
+// tokenTouches are the uses of tokens this replica recorded last: the
+// token a request reads is kept (store.KeepReads) and its LastUsedAt may
+// be older than its row's, which would record a use on every call.
+type tokenTouches struct {
+	mu sync.Mutex
+	at map[int64]time.Time
+}
+
+// due reports whether token id's use at now is to be recorded (its row's
+// last use and this replica's last record of one are tokenTouchEvery old
+// or unknown), and notes it as recorded.
+func (t *tokenTouches) due(id int64, row *time.Time, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.at[id]
+	if row != nil && row.After(last) {
+		last = *row
+	}
+	if !last.IsZero() && now.Sub(last) < tokenTouchEvery {
+		return false
+	}
+	if t.at == nil {
+		t.at = map[int64]time.Time{}
+	}
+	if len(t.at) >= maxTokenTouches {
+		for id, at := range t.at {
+			if now.Sub(at) >= tokenTouchEvery {
+				delete(t.at, id)
+			}
+		}
+	}
+	t.at[id] = now
+	return true
+}
+
+// failed forgets the record of token id's use at at, which failed: the
+// next call records it again.
+func (t *tokenTouches) failed(id int64, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.at[id].Equal(at) {
+		delete(t.at, id)
+	}
+}
 
 // load returns the session's user, read and resolved at most once per
 // SessionUserTTL per replica.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -25,6 +26,7 @@ func (imageAllowlist) TableName() string { return "image_allowlist" }
 func (s *Store) SeedImageAllowlist(ctx context.Context, registries []string, by string) (created bool, err error) {
 	res := s.db.WithContext(ctx).Exec(`INSERT INTO image_allowlist (id, registries, updated_by) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		StringList(nonNil(registries)), by)
+	s.told(TopicImageAllowlist)
 	if res.Error != nil {
 		return false, fmt.Errorf("seed image allowlist: %w", res.Error)
 	}
@@ -33,16 +35,20 @@ func (s *Store) SeedImageAllowlist(ctx context.Context, registries []string, by 
 
 // ImageRegistries returns the image allowlist; before it is seeded or set
 // it is empty, which allows no image.
+// It is kept (KeepReads) until the allowlist changes.
 func (s *Store) ImageRegistries(ctx context.Context) ([]string, error) {
-	var row imageAllowlist
-	err := s.db.WithContext(ctx).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return []string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read image allowlist: %w", err)
-	}
-	return nonNil(row.Registries), nil
+	regs, err := s.kept.allowlist.Get(ctx, "", func(ctx context.Context) ([]string, error) {
+		var row imageAllowlist
+		err := s.db.WithContext(ctx).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return []string{}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read image allowlist: %w", err)
+		}
+		return nonNil(row.Registries), nil
+	})
+	return slices.Clone(regs), err
 }
 
 // SetImageAllowlist replaces the allowlist and returns the one it replaced.
@@ -58,6 +64,7 @@ func (s *Store) SetImageAllowlist(ctx context.Context, registries []string, by s
 ON CONFLICT (id) DO UPDATE SET registries = EXCLUDED.registries, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at`,
 			StringList(nonNil(registries)), by, at).Error
 	})
+	s.told(TopicImageAllowlist)
 	if err != nil {
 		return nil, fmt.Errorf("set image allowlist: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // Topics of the change notices the database's triggers send on
-// changesChannel (migrations 00023 to 00026, 00028 and 00030), one per
+// changesChannel (migrations 00023 to 00026, 00028, 00030 and 00033), one per
 // table (or pair of tables) a cached figure reads.
 const (
 	TopicNotifications   = "notifications"
@@ -28,7 +28,12 @@ const (
 	TopicSharedCosts     = "shared_costs"
 	TopicEndpointUsage   = "endpoint_usage"
 	TopicIdleEpisodes    = "idle_episodes"
-	changesChannel       = "gantry_changes"
+	// TopicTokens is a change to an API token (but its last use) or to any user.
+	TopicTokens         = "api_tokens"
+	TopicTeams          = "teams"
+	TopicTemplates      = "templates"
+	TopicImageAllowlist = "image_allowlist"
+	changesChannel      = "gantry_changes"
 )
 
 // SessionNotices starts the notices of migration 00027: one per session
@@ -110,6 +115,31 @@ func (c *Changes) Mark(topic string) (ChangeMark, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return ChangeMark{session: c.session, topic: c.topics[topic], written: c.written}, c.live && c.writing == 0
+}
+
+// toldMark is Mark for the figures of NewToldKept: it ignores this
+// process's writes, whose writers of the figures' tables call Told.
+func (c *Changes) toldMark(topic string) (ChangeMark, bool) {
+	if c == nil {
+		return ChangeMark{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ChangeMark{session: c.session, topic: c.topics[topic]}, c.live
+}
+
+// Told notes that this process committed a change to topic's tables: the
+// figures kept from them are read again from now on, before the
+// database's notice of the change arrives.
+func (c *Changes) Told(topics ...string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range topics {
+		c.topics[t]++
+	}
 }
 
 // State names the changes to topics heard so far, under the connection

@@ -26,6 +26,10 @@ const keptMaxAge = 30 * time.Second
 type Kept[V any] struct {
 	changes *Changes
 	topics  []string
+	// told is set for figures whose writers through this process tell
+	// changes themselves (Changes.Told): they are kept while this
+	// process writes other tables.
+	told bool
 	// maxAge is keptMaxAge (shorter in tests).
 	maxAge time.Duration
 
@@ -44,6 +48,19 @@ type keptFigure[V any] struct {
 // NewKept keeps figures until a change of one of topics.
 func NewKept[V any](changes *Changes, topics ...string) *Kept[V] {
 	return &Kept[V]{changes: changes, topics: topics, maxAge: keptMaxAge, byKey: map[string]keptFigure[V]{}}
+}
+
+// NewToldKept keeps figures until a change of one of topics, which this
+// process's writers of topics' tables tell changes of (Changes.Told) as
+// soon as they commit, and other processes' through the database's
+// notices. Unlike NewKept's, its figures outlast this process's writes of
+// other tables: a portal launching 50 jobs a second is always writing,
+// and would never keep the token, team, template and allowlist every
+// launch reads.
+func NewToldKept[V any](changes *Changes, topics ...string) *Kept[V] {
+	k := NewKept[V](changes, topics...)
+	k.told = true
+	return k
 }
 
 // Get returns key's figure, read by read unless one read since the last
@@ -90,7 +107,7 @@ func (k *Kept[V]) readAndKeep(ctx context.Context, key string, read func(context
 	marks := make([]ChangeMark, len(k.topics))
 	live := true
 	for i, t := range k.topics {
-		m, ok := k.changes.Mark(t)
+		m, ok := k.mark(t)
 		marks[i], live = m, live && ok
 	}
 	v, err := read(ctx)
@@ -118,9 +135,18 @@ func (k *Kept[V]) readAndKeep(ctx context.Context, key string, read func(context
 
 func (k *Kept[V]) unchanged(marks []ChangeMark) bool {
 	for i, t := range k.topics {
-		if !k.changes.Unchanged(t, marks[i]) {
+		if now, live := k.mark(t); !live || now != marks[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// mark is topic's state now (Changes.Mark, or Changes.toldMark for a
+// NewToldKept).
+func (k *Kept[V]) mark(topic string) (ChangeMark, bool) {
+	if k.told {
+		return k.changes.toldMark(topic)
+	}
+	return k.changes.Mark(topic)
 }

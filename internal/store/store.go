@@ -27,10 +27,14 @@ var ErrNotFound = problem.New("not found", problem.Problem{Kind: problem.NotFoun
 // Store gives access to the portal's database.
 type Store struct {
 	db *gorm.DB
+	// kept are the reads every launch and API call makes (KeepReads);
+	// unset, they are read from the database each time.
+	kept keptReads
 }
 
 // DefaultMaxConns bounds a replica's connections to PostgreSQL, open and
-// idle, unless Open is told otherwise. A launch reads its token, owner and
+// idle, unless Open is told otherwise. When nothing is kept (KeepReads:
+// the replica hears no notices), a launch reads its token, owner and
 // teams at once, then its template, team and allowlist at once: at 50
 // launches a second, 25 in flight at the tail, 20 connections made
 // launches queue for one (the portal's p99 1.35-1.69× a bare client-go

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm/clause"
@@ -56,6 +57,7 @@ func (s *Store) UpsertTeams(ctx context.Context, teams []roster.Team) error {
 		Columns:   []clause.Column{{Name: "name"}},
 		DoUpdates: clause.AssignmentColumns([]string{"display_name", "cost_center", "member_groups", "lead_groups", "retired_at", "updated_at"}),
 	}).Omit("id", "created_at").Create(&rows).Error
+	s.told(TopicTeams)
 	if err != nil {
 		return fmt.Errorf("upsert %d teams: %w", len(teams), err)
 	}
@@ -63,21 +65,30 @@ func (s *Store) UpsertTeams(ctx context.Context, teams []roster.Team) error {
 }
 
 // ActiveTeams returns all teams that are not retired, ordered by name.
+// Its teams are kept (KeepReads) until one changes; they share their
+// groups' slices and must not be modified.
 func (s *Store) ActiveTeams(ctx context.Context) ([]roster.Team, error) {
-	var rows []teamRow
-	if err := s.db.WithContext(ctx).Where("retired_at IS NULL").Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list active teams: %w", err)
-	}
-	return teamsOfRows(rows), nil
+	teams, err := s.kept.teams.Get(ctx, "", func(ctx context.Context) ([]roster.Team, error) {
+		var rows []teamRow
+		if err := s.db.WithContext(ctx).Where("retired_at IS NULL").Order("name").Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("list active teams: %w", err)
+		}
+		return teamsOfRows(rows), nil
+	})
+	return slices.Clone(teams), err
 }
 
 // TeamByName returns the team, or ErrNotFound.
+// It is kept (KeepReads) until a team changes; its groups' slices are
+// shared and must not be modified.
 func (s *Store) TeamByName(ctx context.Context, name string) (roster.Team, error) {
-	var r teamRow
-	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
-		return roster.Team{}, fmt.Errorf("get team %s: %w", name, notFound(err))
-	}
-	return r.team(), nil
+	return s.kept.team.Get(ctx, name, func(ctx context.Context) (roster.Team, error) {
+		var r teamRow
+		if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
+			return roster.Team{}, fmt.Errorf("get team %s: %w", name, notFound(err))
+		}
+		return r.team(), nil
+	})
 }
 
 // SeedTeamsFile upserts the teams listed in the teams file at path.

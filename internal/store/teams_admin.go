@@ -27,6 +27,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, cost_center = EXCLUDED.cost_center,
     member_groups = EXCLUDED.member_groups, lead_groups = EXCLUDED.lead_groups, updated_at = EXCLUDED.updated_at`,
 		t.Name, t.DisplayName, t.CostCenter, StringList(nonNil(t.MemberGroups)), StringList(nonNil(t.LeadGroups)), now, now).Error
+	s.told(TopicTeams)
 	if err != nil {
 		return roster.Team{}, fmt.Errorf("save team %s: %w", t.Name, err)
 	}
@@ -37,6 +38,7 @@ ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, cost_cent
 func (s *Store) RetireTeam(ctx context.Context, name string, at time.Time) error {
 	res := s.db.WithContext(ctx).Model(&teamRow{}).Where("name = ? AND retired_at IS NULL", name).
 		Updates(map[string]any{"retired_at": at, "updated_at": at})
+	s.told(TopicTeams)
 	if res.Error != nil {
 		return fmt.Errorf("retire team %s: %w", name, res.Error)
 	}

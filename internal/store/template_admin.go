@@ -38,6 +38,7 @@ func (s *Store) TemplateHistory(ctx context.Context, name string) ([]TemplateVer
 func (s *Store) PublishTemplateVersion(ctx context.Context, name string, version int, by string, at time.Time) (TemplateVersion, error) {
 	res := s.db.WithContext(ctx).Model(&TemplateVersion{}).Where("name = ? AND version = ? AND draft", name, version).
 		Updates(map[string]any{"draft": false, "published_by": by, "published_at": at})
+	s.told(TopicTemplates)
 	if res.Error != nil {
 		return TemplateVersion{}, fmt.Errorf("publish template %s version %d: %w", name, version, res.Error)
 	}
@@ -48,6 +49,7 @@ func (s *Store) PublishTemplateVersion(ctx context.Context, name string, version
 // offered or launchable, while its launched jobs keep their records.
 func (s *Store) RetireTemplate(ctx context.Context, name string, at time.Time) error {
 	res := s.db.WithContext(ctx).Model(&TemplateVersion{}).Where("name = ? AND retired_at IS NULL", name).Update("retired_at", at)
+	s.told(TopicTemplates)
 	if res.Error != nil {
 		return fmt.Errorf("retire template %s: %w", name, res.Error)
 	}

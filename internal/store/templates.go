@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -64,6 +65,7 @@ func (s *Store) SaveTemplateVersion(ctx context.Context, t TemplateVersion) (sav
 		saved, created = t, true
 		return nil
 	})
+	s.told(TopicTemplates)
 	if err != nil {
 		return TemplateVersion{}, false, fmt.Errorf("save template %s: %w", t.Name, err)
 	}
@@ -89,16 +91,20 @@ func (s *Store) LatestTemplates(ctx context.Context) ([]TemplateVersion, error) 
 
 // TemplateVersionOf returns the given version of a template; version 0
 // means the latest published one. It returns ErrNotFound when there is none.
+// It is kept (KeepReads) until a template changes; its Spec is shared and
+// must not be modified.
 func (s *Store) TemplateVersionOf(ctx context.Context, name string, version int) (TemplateVersion, error) {
-	q := s.db.WithContext(ctx).Where("name = ?", name)
-	if version > 0 {
-		q = q.Where("version = ?", version)
-	} else {
-		q = q.Where("NOT draft")
-	}
-	var t TemplateVersion
-	if err := q.Order("version DESC").Take(&t).Error; err != nil {
-		return TemplateVersion{}, fmt.Errorf("get template %s version %d: %w", name, version, notFound(err))
-	}
-	return t, nil
+	return s.kept.templates.Get(ctx, name+"/"+strconv.Itoa(version), func(ctx context.Context) (TemplateVersion, error) {
+		q := s.db.WithContext(ctx).Where("name = ?", name)
+		if version > 0 {
+			q = q.Where("version = ?", version)
+		} else {
+			q = q.Where("NOT draft")
+		}
+		var t TemplateVersion
+		if err := q.Order("version DESC").Take(&t).Error; err != nil {
+			return TemplateVersion{}, fmt.Errorf("get template %s version %d: %w", name, version, notFound(err))
+		}
+		return t, nil
+	})
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -34,30 +35,38 @@ func (t APIToken) Active(now time.Time) bool {
 
 // CreateAPIToken stores a new token and returns it with its id.
 func (s *Store) CreateAPIToken(ctx context.Context, t APIToken) (APIToken, error) {
-	if err := s.db.WithContext(ctx).Omit("id", "last_used_at", "revoked_at").Create(&t).Error; err != nil {
+	err := s.db.WithContext(ctx).Omit("id", "last_used_at", "revoked_at").Create(&t).Error
+	s.told(TopicTokens)
+	if err != nil {
 		return APIToken{}, fmt.Errorf("create API token %q for %s: %w", t.Name, t.Username, err)
 	}
 	return t, nil
 }
 
 // APITokenByHash returns the token with this hash (active or not), or ErrNotFound.
+// It is kept (KeepReads) until a token or user changes, but for its last
+// use: LastUsedAt may be older than the row's.
 func (s *Store) APITokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
-	var t APIToken
-	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&t).Error; err != nil {
-		return APIToken{}, fmt.Errorf("get API token by hash: %w", notFound(err))
-	}
-	return t, nil
+	return s.kept.tokens.Get(ctx, hex.EncodeToString(hash), func(ctx context.Context) (APIToken, error) {
+		var t APIToken
+		if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&t).Error; err != nil {
+			return APIToken{}, fmt.Errorf("get API token by hash: %w", notFound(err))
+		}
+		return t, nil
+	})
 }
 
 // UserByTokenHash returns the owner of the API token with this hash, or
 // ErrNotFound. It needs no answer from APITokenByHash first, so a request
 // can ask both at once.
 func (s *Store) UserByTokenHash(ctx context.Context, hash []byte) (User, error) {
-	var u User
-	if err := s.db.WithContext(ctx).Where("id = (SELECT user_id FROM api_tokens WHERE hash = ?)", hash).Take(&u).Error; err != nil {
-		return User{}, fmt.Errorf("get owner of API token: %w", notFound(err))
-	}
-	return u, nil
+	return s.kept.owners.Get(ctx, hex.EncodeToString(hash), func(ctx context.Context) (User, error) {
+		var u User
+		if err := s.db.WithContext(ctx).Where("id = (SELECT user_id FROM api_tokens WHERE hash = ?)", hash).Take(&u).Error; err != nil {
+			return User{}, fmt.Errorf("get owner of API token: %w", notFound(err))
+		}
+		return u, nil
+	})
 }
 
 // APITokens lists the user's tokens, newest first, including revoked and expired ones.
@@ -94,6 +103,7 @@ func (s *Store) revokeAPIToken(ctx context.Context, scope *gorm.DB, id int64, at
 	res := scope.Model(&APIToken{}).
 		Where("id = ? AND revoked_at IS NULL", id).
 		Update("revoked_at", at)
+	s.told(TopicTokens)
 	if res.Error != nil {
 		return APIToken{}, fmt.Errorf("revoke API token %d: %w", id, res.Error)
 	}

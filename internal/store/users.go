@@ -62,6 +62,7 @@ func (s *Store) RecordLogin(ctx context.Context, u User) (User, error) {
 		TargetWhere: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "issuer <> ''"}}},
 		DoUpdates:   clause.AssignmentColumns([]string{"username", "name", "email", "groups", "last_login_at"}),
 	}).Omit("id", "created_at").Create(&u).Error
+	s.told(TopicTokens)
 	if err != nil {
 		return User{}, fmt.Errorf("record login of %s: %w", u.Username, err)
 	}

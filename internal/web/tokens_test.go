@@ -55,9 +55,11 @@ func TestAPITokenLifecycle(t *testing.T) {
 	assert.Equal(t, viaSession, viaToken)
 	assert.Equal(t, "team lead", viaToken.Role)
 
-	used, err := p.Store.APITokenByHash(ctx, auth.HashToken(secret))
-	require.NoError(t, err)
-	assert.NotNil(t, used.LastUsedAt, "use is recorded")
+	// The use is written once the call has its answer.
+	assert.Eventually(t, func() bool {
+		used, err := p.Store.APITokenByHash(ctx, auth.HashToken(secret))
+		return err == nil && used.LastUsedAt != nil
+	}, 5*time.Second, 10*time.Millisecond, "use is recorded")
 
 	revoked := b.post(p.URL+"/profile/tokens/"+itoa(stored[0].ID)+"/revoke", url.Values{"gorilla.csrf.Token": {again.csrf()}})
 	require.Equal(t, http.StatusOK, revoked.Status, revoked.Body)
