@@ -192,7 +192,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Launch records are kept in memory until the database announces a change.
 	records := launch.NewKeptRecords(db, changes, log)
 	go records.Run(ctx)
-	launcher := &launch.Service{Base: restCfg, Identities: cfg.Identities, Store: records, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
+	// Launches create through clients.Config: their creates count towards
+	// their Server-Timing, as the pages' reads do.
+	launcher := &launch.Service{Base: clients.Config, Identities: cfg.Identities, Store: records, Queues: cache, Rules: policy.Rules{}, Allowlist: db, Audit: auditLog}
 	jobReader := launch.Reader{Templates: db, Records: records, Jobs: jobCache}
 	podLogs := &kube.PodLogs{Base: restCfg, Identities: cfg.Identities, Pods: jobCache}
 	acceptanceRuns, err := startAcceptance(ctx, cfg, db, launcher, jobCache, podLogs, auditLog, loops, log)
