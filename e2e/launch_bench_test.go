@@ -184,8 +184,11 @@ func BenchmarkLaunch(b *testing.B) {
 		timedMu.Lock()
 		tail := tailTimings(timed, headers)
 		// When the slowest launches were sent, to match them with the
-		// statements PostgreSQL logged as slow.
-		fmt.Printf("TAIL launch from=%s to=%s slowest=%s\n", t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock), slowestViews(timed, headers))
+		// statements PostgreSQL logged as slow and with the connections
+		// the portal opened meanwhile (a new connection's first statements
+		// wait for a backend to start and prepare them).
+		fmt.Printf("TAIL launch from=%s to=%s slowest=%s connections_opened=%s\n", t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock),
+			slowestViews(timed, headers), connectionsSince(b, db, t0))
 		timedMu.Unlock()
 		fmt.Printf("BENCH launch rate_per_s=%.1f p50_ms=%.1f p99_ms=%.1f clientgo_p99_ms=%.1f ratio=%.2f errors=%d offered_per_s=%d seconds=%d users=%d clientgo_p50_ms=%.1f clientgo_rate_per_s=%.1f clientgo_errors=%d portal_cpu_ms_per_launch=%.1f %s\n",
 			portalRun.rate(), ms(p50), ms(p99), ms(goP99), ms(p99)/ms(goP99), portalRun.failed, rate, seconds, len(users), ms(goP50), goRun.rate(), goRun.failed,
@@ -333,4 +336,22 @@ func benchCreate(ctx context.Context, c kubernetes.Interface, obj catalog.Object
 		err = fmt.Errorf("create %T: not a kind the bench template makes", obj)
 	}
 	return err
+}
+
+// connectionsSince lists when each connection to db's database that is
+// still open was made, if after t0.
+func connectionsSince(b *testing.B, db *store.Store, t0 time.Time) string {
+	b.Helper()
+	rows, err := db.SQL().QueryContext(b.Context(), `SELECT backend_start FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_start > $1 ORDER BY backend_start`, t0)
+	require.NoError(b, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var at time.Time
+		require.NoError(b, rows.Scan(&at))
+		out = append(out, at.UTC().Format(tailClock))
+	}
+	require.NoError(b, rows.Err())
+	return strings.Join(out, ",")
 }

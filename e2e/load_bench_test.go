@@ -844,8 +844,8 @@ func slowestViews(lat []time.Duration, timings []viewTiming) string {
 // logSlowStatements has PostgreSQL log every statement of the load's
 // database that takes 25 ms or more, and every wait for a lock as long
 // (in .local/logs/postgres.log), so a slow view's wait on it can be
-// matched to a statement. The setting is the
-// database's, dropped with it.
+// matched to a statement. The settings are the database's, dropped with
+// it.
 func logSlowStatements(b *testing.B, dsn string) {
 	b.Helper()
 	u, err := url.Parse(dsn)
