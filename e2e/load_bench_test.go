@@ -60,8 +60,8 @@ const (
 	// loadThink is how long a user reads a page before the next click, on
 	// average (each pause is drawn evenly from half to one and a half of it).
 	loadThink       = time.Second
-	loadWorkers     = 16 // parallel creates against the API server
-	loadCreateLimit = 30 * time.Minute
+	loadWorkers     = 16               // parallel creates against the API server
+	loadCreateLimit = 30 * time.Minute // making 10,000 objects (see createLimit)
 	loadPageLimit   = 10 * time.Minute
 	// loadSettleLimit bounds the wait for an earlier run's cleanup.
 	loadSettleLimit = 45 * time.Minute
@@ -583,7 +583,7 @@ func populate(b *testing.B, env *stacktest.Env, teams []*loadTeam, n, running in
 			return createWorkload(ctx, kc, qc, t.Name, t.Namespace(), loadJobName(i), i < running)
 		}
 	}
-	ctx, cancel := context.WithTimeout(b.Context(), loadCreateLimit)
+	ctx, cancel := context.WithTimeout(b.Context(), createLimit(n))
 	defer cancel()
 	for from := 0; from < running; from += loadRunBatch {
 		batch := min(loadRunBatch, running-from)
@@ -608,16 +608,21 @@ func waitRunning(ctx context.Context, b *testing.B, kc kubernetes.Interface, tea
 		}
 		select {
 		case <-ctx.Done():
-			b.Fatalf("%d of %d pods running within %s", pods, want, loadCreateLimit)
+			b.Fatalf("%d of %d pods running: %v", pods, want, context.Cause(ctx))
 		case <-time.After(time.Second):
 		}
 	}
 }
 
+// createLimit bounds making n objects: loadCreateLimit per 10,000 begun.
+func createLimit(n int) time.Duration {
+	return loadCreateLimit * time.Duration(max(1, (n+9_999)/10_000))
+}
+
 // parallel runs fn for 0..n-1 on loadWorkers goroutines; the first error fails b.
 func parallel(b *testing.B, n int, fn func(ctx context.Context, i int) error) {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(b.Context(), loadCreateLimit)
+	ctx, cancel := context.WithTimeout(b.Context(), createLimit(n))
 	defer cancel()
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -646,7 +651,7 @@ func parallel(b *testing.B, n int, fn func(ctx context.Context, i int) error) {
 	if p := firstErr.Load(); p != nil {
 		b.Fatalf("load: %v", *p)
 	}
-	require.NoError(b, ctx.Err(), "%d creates within %s", n, loadCreateLimit)
+	require.NoError(b, ctx.Err(), "%d creates within %s", n, createLimit(n))
 }
 
 func loadJobName(i int) string { return fmt.Sprintf("load-%05d", i) }
