@@ -45,7 +45,7 @@ func TestCachedJobKeepsEveryFieldButTheTemplate(t *testing.T) {
 
 	at := metav1.NewTime(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-vision", Name: "train-a", UID: "u-1", ResourceVersion: "7",
-		CreationTimestamp: at, Labels: map[string]string{naming.LabelOwner: "alice"}},
+		CreationTimestamp: at, Labels: map[string]string{naming.LabelOwner: "alice", naming.LabelInstance: "train-a"}},
 		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
 			Reason: "DeadlineExceeded", LastTransitionTime: at}}, CompletedIndexes: "0-2", Active: 1, Succeeded: 3, Failed: 2}}
 	setEveryPointer(reflect.ValueOf(&job.Spec).Elem())
@@ -54,7 +54,18 @@ func TestCachedJobKeepsEveryFieldButTheTemplate(t *testing.T) {
 	want.Spec.Template, want.Spec.Selector = corev1.PodTemplateSpec{}, nil
 	job.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Image: "nvcr.io/nvidia/pytorch:24.01"}}
 
-	assert.Equal(t, want, cacheJob(job).job())
+	shared := newSharedMaps()
+	cached := cacheJob(job, shared)
+	assert.Equal(t, want, cached.job())
+
+	// Another launch of the same owner shares the first one's labels, and
+	// each reads back its own instance.
+	other := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-vision", Name: "train-b",
+		Labels: map[string]string{naming.LabelOwner: "alice", naming.LabelInstance: "train-b"}}}
+	second := cacheJob(other, shared)
+	assert.Equal(t, reflect.ValueOf(cached.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "one copy of the labels")
+	assert.Equal(t, map[string]string{naming.LabelOwner: "alice", naming.LabelInstance: "train-b"}, second.job().Labels)
+	assert.Equal(t, "train-a", cached.job().Labels[naming.LabelInstance])
 }
 
 // The job cache keeps a Job without its pod template's struct; pages read

@@ -16,8 +16,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/naming"
 )
 
-const indexInvolved = "involved"
-
 // eventKinds are the involved objects whose events a job page shows: the
 // workload objects, their Kueue Workloads and their pods.
 var eventKinds = []string{"Job", "StatefulSet", "Deployment", "Pod", "Workload"}
@@ -29,6 +27,10 @@ var eventKinds = []string{"Job", "StatefulSet", "Deployment", "Pod", "Workload"}
 // returns are shared with the informer and must not be modified.
 type EventCache struct {
 	events cache.SharedIndexInformer
+	// about files the events by involved object; filed tells whether it
+	// has seen the informer's first list.
+	about *keyIndex
+	filed cache.ResourceEventHandlerRegistration
 }
 
 // NewEventCache sets up the Event informer; call Start and WaitForSync.
@@ -64,11 +66,16 @@ func NewEventCache(client kubernetes.Interface, resync time.Duration) (*EventCac
 	}
 	// As generated informers do: a client that cannot stream its initial
 	// list (a fake clientset) is listed, then watched.
-	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, resync, cache.Indexers{indexInvolved: involvedIndex})
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, resync, cache.Indexers{})
 	if err := inf.SetTransform(compactEvent); err != nil {
 		return nil, fmt.Errorf("trim events: %w", err)
 	}
-	return &EventCache{events: inf}, nil
+	about := newKeyIndex(involvedObject)
+	filed, err := inf.AddEventHandler(about.handler())
+	if err != nil {
+		return nil, fmt.Errorf("file events by involved object: %w", err)
+	}
+	return &EventCache{events: inf, about: about, filed: filed}, nil
 }
 
 // Start runs the informer until ctx is cancelled. It does not block.
@@ -76,8 +83,9 @@ func (c *EventCache) Start(ctx context.Context) {
 	go c.events.RunWithContext(ctx)
 }
 
-// HasSynced reports whether the informer has completed its first list.
-func (c *EventCache) HasSynced() bool { return c.events.HasSynced() }
+// HasSynced reports whether the informer has completed its first list,
+// and every event of it is filed by involved object.
+func (c *EventCache) HasSynced() bool { return c.events.HasSynced() && c.filed.HasSynced() }
 
 // WaitForSync blocks until the informer has listed once, or ctx ends.
 func (c *EventCache) WaitForSync(ctx context.Context) error {
@@ -139,10 +147,7 @@ func (c *EventCache) EventsAbout(namespace, kind, name string) ([]*Event, error)
 	if !c.HasSynced() {
 		return nil, ErrNotSynced
 	}
-	objs, err := c.events.GetIndexer().ByIndex(indexInvolved, involvedKey(namespace, kind, name))
-	if err != nil {
-		return nil, fmt.Errorf("list events of %s %s/%s from cache: %w", kind, namespace, name, err)
-	}
+	objs := c.about.objects(c.events.GetStore(), involvedKey(namespace, kind, name))
 	out := make([]*Event, 0, len(objs))
 	for _, o := range objs {
 		if e, ok := o.(*Event); ok {
@@ -182,10 +187,11 @@ func involvedKey(namespace, kind, name string) string {
 	return namespace + "/" + kind + "/" + name
 }
 
-func involvedIndex(obj any) ([]string, error) {
+// involvedObject is what EventCache.about files an event under.
+func involvedObject(obj any) []string {
 	e, ok := obj.(*Event)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	return []string{involvedKey(e.ObjectNamespace, e.Kind, e.Object)}, nil
+	return []string{involvedKey(e.ObjectNamespace, e.Kind, e.Object)}
 }

@@ -81,33 +81,41 @@ type jobListKey struct{ namespace, owner, kind string }
 // JobIndex keeps, per namespace and filter, the jobs in the job list's
 // order, so that a page costs its own length (plus the offset when several
 // namespaces are merged), never a walk over every cached object. Each list
-// is stored last-first: new jobs are the newest and append at the end.
+// is stored last-first: new jobs are the newest and append at the end. A
+// job is in four lists, which share one copy of its entry (an 80-byte
+// JobRef each was 3.3 of the portal's 67 MiB at 10,000 jobs).
 type JobIndex struct {
 	mu    sync.RWMutex
-	lists map[jobListKey][]JobRef
+	lists map[jobListKey][]*JobRef
 }
 
 // NewJobIndex returns an empty index; JobCache keeps one in step with its informers.
-func NewJobIndex() *JobIndex { return &JobIndex{lists: map[jobListKey][]JobRef{}} }
+func NewJobIndex() *JobIndex { return &JobIndex{lists: map[jobListKey][]*JobRef{}} }
 
 func (r JobRef) keys() [4]jobListKey {
 	return [4]jobListKey{{r.Namespace, "", ""}, {r.Namespace, r.Owner, ""}, {r.Namespace, "", r.Kind}, {r.Namespace, r.Owner, r.Kind}}
 }
 
 // position is where r belongs in a last-first list, and whether it is there.
-func position(list []JobRef, r JobRef) (int, bool) {
-	return slices.BinarySearchFunc(list, r, func(e, t JobRef) int { return compareJobRefs(t, e) })
+func position(list []*JobRef, r JobRef) (int, bool) {
+	return slices.BinarySearchFunc(list, r, func(e *JobRef, t JobRef) int { return compareJobRefs(t, *e) })
 }
 
 // Add files a job (again: adding what is there changes nothing).
 func (x *JobIndex) Add(r JobRef) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	var kept *JobRef
 	for _, k := range r.keys() {
 		list := x.lists[k]
-		if i, found := position(list, r); !found {
-			x.lists[k] = slices.Insert(list, i, r)
+		i, found := position(list, r)
+		if found {
+			continue
 		}
+		if kept == nil {
+			kept = &r
+		}
+		x.lists[k] = slices.Insert(list, i, kept)
 	}
 }
 
@@ -132,7 +140,7 @@ func (x *JobIndex) Remove(r JobRef) {
 func (x *JobIndex) Page(q JobQuery) ([]JobRef, int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	lists := make([][]JobRef, 0, len(q.Namespaces))
+	lists := make([][]*JobRef, 0, len(q.Namespaces))
 	total := 0
 	for _, ns := range slices.Compact(slices.Sorted(slices.Values(q.Namespaces))) {
 		if l := x.lists[jobListKey{ns, q.Owner, q.Kind}]; len(l) > 0 {
@@ -147,7 +155,7 @@ func (x *JobIndex) Page(q JobQuery) ([]JobRef, int) {
 	if len(lists) == 1 {
 		l := lists[0]
 		for i := len(l) - 1 - q.Offset; i >= 0 && len(out) < q.Limit; i-- {
-			out = append(out, l[i])
+			out = append(out, *l[i])
 		}
 		return out, total
 	}
@@ -159,7 +167,7 @@ func (x *JobIndex) Page(q JobQuery) ([]JobRef, int) {
 	for skipped := 0; len(out) < q.Limit; {
 		best := -1
 		for i, l := range lists {
-			if next[i] >= 0 && (best < 0 || compareJobRefs(l[next[i]], lists[best][next[best]]) < 0) {
+			if next[i] >= 0 && (best < 0 || compareJobRefs(*l[next[i]], *lists[best][next[best]]) < 0) {
 				best = i
 			}
 		}
@@ -172,7 +180,7 @@ func (x *JobIndex) Page(q JobQuery) ([]JobRef, int) {
 			skipped++
 			continue
 		}
-		out = append(out, r)
+		out = append(out, *r)
 	}
 	return out, total
 }

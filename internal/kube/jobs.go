@@ -22,7 +22,6 @@ import (
 // Indexes of the job cache.
 const (
 	indexInstance = "instance"
-	indexOwner    = "owner"
 )
 
 // JobCache is the read model of the workloads Gantry launched: Jobs,
@@ -42,6 +41,9 @@ type JobCache struct {
 	// whether it has seen every object of the informers' first lists.
 	index   *JobIndex
 	indexed []cache.ResourceEventHandlerRegistration
+	// owned files Workloads by owner; the handler that lists outside
+	// Workloads keeps it, before it decides on each Workload's event.
+	owned *keyIndex
 }
 
 // NewJobCache sets up the informers; call Start and WaitForSync.
@@ -59,9 +61,11 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 		pods:         core.Core().V1().Pods().Informer(),
 		workloads:    kf.Kueue().V1beta2().Workloads().Informer(),
 		index:        NewJobIndex(),
+		owned:        newKeyIndex(workloadOwners),
 	}
-	// Only the indexes pages read: a launch's pods by its instance, a
-	// Workload by its owner, the running Workloads. Jobs, StatefulSets and
+	// Only the indexes pages read: a launch's pods by its instance, the
+	// running Workloads, and (c.owned, kept by the handler below) a
+	// Workload by its owner. Jobs, StatefulSets and
 	// Deployments are found by name and listed from the job index; indexes
 	// of them and of pods by team, and of them by instance (a set per
 	// launch), were 10 of the caches' 82 MiB in BenchmarkSeededCaches, and
@@ -69,8 +73,8 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 	if err := c.pods.AddIndexers(cache.Indexers{indexInstance: instanceIndex}); err != nil {
 		return nil, fmt.Errorf("index pods by instance: %w", err)
 	}
-	if err := c.workloads.AddIndexers(cache.Indexers{indexOwner: workloadOwnerIndex, indexRunning: runningWorkloadIndex}); err != nil {
-		return nil, fmt.Errorf("index workloads by owner: %w", err)
+	if err := c.workloads.AddIndexers(cache.Indexers{indexRunning: runningWorkloadIndex}); err != nil {
+		return nil, fmt.Errorf("index running workloads: %w", err)
 	}
 	shared := newSharedMaps()
 	for name, inf := range map[string]cache.SharedIndexInformer{"jobs": c.jobs, "statefulsets": c.statefulSets,
@@ -86,7 +90,7 @@ func NewJobCache(kube kubernetes.Interface, kq kueueclient.Interface, resync tim
 		}
 		c.indexed = append(c.indexed, reg)
 	}
-	outside := &outsideWorkloads{index: c.index, workloads: c.workloads.GetIndexer(), listed: map[string]JobRef{}, gantrys: map[string]bool{},
+	outside := &outsideWorkloads{index: c.index, workloads: c.workloads.GetStore(), owned: c.owned, listed: map[string]JobRef{}, gantrys: map[string]bool{},
 		owners: map[string]cache.Indexer{KindJob: c.jobs.GetIndexer(), KindStatefulSet: c.statefulSets.GetIndexer(),
 			KindDeployment: c.deployments.GetIndexer(), "Pod": c.pods.GetIndexer()}}
 	for kind, inf := range map[string]cache.SharedIndexInformer{KindJob: c.jobs, KindStatefulSet: c.statefulSets,
@@ -208,11 +212,7 @@ func (c *JobCache) Pods(namespace, instance string) ([]*corev1.Pod, error) {
 // WorkloadsOwnedBy returns the Kueue Workloads owned by the named object
 // (a Job, or a Pod for StatefulSets and Deployments).
 func (c *JobCache) WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Workload, error) {
-	objs, err := c.workloads.GetIndexer().ByIndex(indexOwner, namespace+"/"+kind+"/"+name)
-	if err != nil {
-		return nil, fmt.Errorf("list workloads of %s %s/%s from cache: %w", kind, namespace, name, err)
-	}
-	return sortedByName[*kueue.Workload](objs), nil
+	return sortedByName[*kueue.Workload](c.owned.objects(c.workloads.GetStore(), ownerKey(namespace, kind, name))), nil
 }
 
 func getFrom[T any](c *JobCache, inf cache.SharedIndexInformer, resource, namespace, name string) (T, error) {
@@ -241,14 +241,15 @@ func instanceIndex(obj any) ([]string, error) {
 	return nil, nil
 }
 
-func workloadOwnerIndex(obj any) ([]string, error) {
+// workloadOwners are the owners a Workload is filed under in JobCache.owned.
+func workloadOwners(obj any) []string {
 	wl, ok := obj.(*kueue.Workload)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	out := make([]string, 0, len(wl.OwnerReferences))
 	for _, ref := range wl.OwnerReferences {
-		out = append(out, wl.Namespace+"/"+ref.Kind+"/"+ref.Name)
+		out = append(out, ownerKey(wl.Namespace, ref.Kind, ref.Name))
 	}
-	return out, nil
+	return out
 }

@@ -21,7 +21,9 @@ type outsideWorkloads struct {
 	// index as the last decision says.
 	mu        sync.Mutex
 	index     *JobIndex
-	workloads cache.Indexer
+	workloads cache.Store
+	// owned files the Workloads by owner; workloadHandler keeps it.
+	owned *keyIndex
 	// owners are the cache's own objects by owner kind.
 	owners map[string]cache.Indexer
 	// listed is what is filed, by namespace/kind/name of the first owner.
@@ -63,7 +65,7 @@ func (o *outsideWorkloads) isGantrys(wl *kueue.Workload) bool {
 func (o *outsideWorkloads) refile(key string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	objs, _ := o.workloads.ByIndex(indexOwner, key)
+	objs := o.owned.objects(o.workloads, key)
 	var ref JobRef
 	found := false
 	for _, obj := range objs {
@@ -114,7 +116,8 @@ func unwrapDeleted(obj any) any {
 	return obj
 }
 
-// workloadHandler refiles a Workload's first owner on each of its events.
+// workloadHandler files each Workload by owner and refiles its first
+// owner, on each of its events.
 func (o *outsideWorkloads) workloadHandler() cache.ResourceEventHandler {
 	refile := func(obj any) {
 		if wl, ok := unwrapDeleted(obj).(*kueue.Workload); ok {
@@ -124,8 +127,12 @@ func (o *outsideWorkloads) workloadHandler() cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: refile,
+		AddFunc: func(obj any) {
+			o.owned.add(obj)
+			refile(obj)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
+			o.owned.move(oldObj, newObj)
 			ow, ok1 := oldObj.(*kueue.Workload)
 			nw, ok2 := newObj.(*kueue.Workload)
 			if ok1 && ok2 {
@@ -138,6 +145,7 @@ func (o *outsideWorkloads) workloadHandler() cache.ResourceEventHandler {
 			refile(newObj)
 		},
 		DeleteFunc: func(obj any) {
+			o.owned.remove(obj)
 			refile(obj)
 			if wl, ok := unwrapDeleted(obj).(*kueue.Workload); ok {
 				o.forget(wl)
@@ -155,7 +163,7 @@ func (o *outsideWorkloads) ownerHandler(kind string) cache.ResourceEventHandler 
 			return
 		}
 		key := ownerKey(m.GetNamespace(), kind, m.GetName())
-		objs, _ := o.workloads.ByIndex(indexOwner, key)
+		objs := o.owned.objects(o.workloads, key)
 		keys := map[string]bool{key: true}
 		for _, obj := range objs {
 			if wl, ok := obj.(*kueue.Workload); ok {

@@ -24,9 +24,9 @@ func podWorkload(ns, name, pod string, created time.Time) *kueue.Workload {
 // pod is not, not even after that pod is gone; a deleted one leaves the list.
 func TestOutsideWorkloadsAreListedFromInformerEvents(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	workloads := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{indexOwner: workloadOwnerIndex})
+	workloads := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	o := &outsideWorkloads{index: NewJobIndex(), workloads: workloads, owners: map[string]cache.Indexer{"Pod": pods},
+	o := &outsideWorkloads{index: NewJobIndex(), workloads: workloads, owned: newKeyIndex(workloadOwners), owners: map[string]cache.Indexer{"Pod": pods},
 		listed: map[string]JobRef{}, gantrys: map[string]bool{}}
 	wh, ph := o.workloadHandler(), o.ownerHandler("Pod")
 	page := func() []JobRef {
@@ -64,10 +64,10 @@ func TestOutsideWorkloadsAreListedFromInformerEvents(t *testing.T) {
 func TestJobWhoseWorkloadArrivedFirstStaysListedOnce(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for _, indexFirst := range []bool{true, false} {
-		workloads := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{indexOwner: workloadOwnerIndex})
+		workloads := cache.NewStore(cache.MetaNamespaceKeyFunc)
 		jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 		index := NewJobIndex()
-		o := &outsideWorkloads{index: index, workloads: workloads, owners: map[string]cache.Indexer{KindJob: jobs},
+		o := &outsideWorkloads{index: index, workloads: workloads, owned: newKeyIndex(workloadOwners), owners: map[string]cache.Indexer{KindJob: jobs},
 			listed: map[string]JobRef{}, gantrys: map[string]bool{}}
 		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job-train-1-abcde", UID: "wl-1",
 			CreationTimestamp: metav1.NewTime(t0), OwnerReferences: []metav1.OwnerReference{{Kind: KindJob, Name: "train-1"}}}}

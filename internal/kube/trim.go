@@ -107,7 +107,7 @@ func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 	trimSpec(obj)
 	s.object(obj)
 	if j, ok := obj.(*batchv1.Job); ok {
-		return cacheJob(j), nil
+		return cacheJob(j, s), nil
 	}
 	return obj, nil
 }
