@@ -66,6 +66,12 @@ func TestCachedJobKeepsEveryFieldButTheTemplate(t *testing.T) {
 	assert.Equal(t, reflect.ValueOf(cached.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "one copy of the labels")
 	assert.Equal(t, map[string]string{naming.LabelOwner: "alice", naming.LabelInstance: "train-b"}, second.job().Labels)
 	assert.Equal(t, "train-a", cached.job().Labels[naming.LabelInstance])
+
+	// A streamed list passes what the transform made through it again.
+	again, err := shared.trimJobCacheObject(second)
+	require.NoError(t, err)
+	assert.Same(t, second, again)
+	assert.Equal(t, reflect.ValueOf(cached.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "still one copy")
 }
 
 // The job cache keeps a Job without its pod template's struct; pages read

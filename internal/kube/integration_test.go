@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,11 +12,13 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/identity"
+	"github.com/gantry-dev/gantry/internal/naming"
 )
 
 // TestImpersonationAndErrorsAgainstAPIServer runs against the local cluster.
@@ -130,4 +133,48 @@ func TestCacheSyncsFromAPIServer(t *testing.T) {
 		cqs, err := c.TeamClusterQueues(team)
 		return err == nil && len(cqs) == 1 && cqs[0].Name == created.Name
 	}, 20*time.Second, 50*time.Millisecond)
+}
+
+// Jobs decoded from the API server's watch are kept with one copy of the
+// labels the launches of one owner and template share, and read back with
+// their own instance.
+func TestCachedJobsShareTheirLabels(t *testing.T) {
+	env := stacktest.Stack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	team := env.Team(t, stacktest.TeamSpec{})
+	clients, err := NewClients(env.RESTConfig)
+	require.NoError(t, err)
+	names := []string{"share-a", "share-b", "share-c"}
+	for _, name := range names {
+		job := stacktest.CompliantJob(team.Name, name, corev1.ResourceList{"cpu": resource.MustParse("100m")})
+		job.Spec.Suspend = new(true)
+		_, err := clients.Kube.BatchV1().Jobs(team.Namespace()).Create(ctx, job, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	c, err := NewJobCache(clients.Kube, clients.Kueue, 0)
+	require.NoError(t, err)
+	c.Start(ctx)
+	require.NoError(t, c.WaitForSync(ctx))
+	var kept []*cachedJob
+	require.Eventually(t, func() bool {
+		kept = kept[:0]
+		for _, name := range names {
+			obj, ok, _ := c.jobs.GetStore().GetByKey(team.Namespace() + "/" + name)
+			if !ok {
+				return false
+			}
+			kept = append(kept, obj.(*cachedJob))
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
+	for i, j := range kept {
+		assert.True(t, j.instanceIsName, "%s", names[i])
+		assert.Equal(t, reflect.ValueOf(kept[0].Labels).Pointer(), reflect.ValueOf(j.Labels).Pointer(), "%s shares the labels", names[i])
+		job, err := c.Job(team.Namespace(), names[i])
+		require.NoError(t, err)
+		assert.Equal(t, names[i], job.Labels[naming.LabelInstance])
+		assert.Equal(t, team.Name, job.Labels[naming.LabelTeam])
+	}
 }

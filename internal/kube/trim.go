@@ -87,8 +87,14 @@ func cachedAnnotation(key string) bool {
 // labels and annotations the portal reads, drops the selectors of Jobs,
 // StatefulSets and Deployments (their pods are found by the instance
 // label), shares the maps and pod sets equal across objects, and keeps a
-// Job as a cachedJob.
+// Job as a cachedJob. A cachedJob is kept as it is: a streamed list
+// (watch-list) passes each object through the transform twice, once into
+// the reflector's temporary store and once into the informer's, and
+// trimming a cachedJob's labels again gave each Job a copy of its own.
 func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
+	if _, ok := obj.(*cachedJob); ok {
+		return obj, nil
+	}
 	if o, ok := obj.(metav1.Object); ok {
 		trimMeta(o, cachedLabel)
 		o.SetAnnotations(keepKeys(o.GetAnnotations(), cachedAnnotation))
