@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -168,7 +169,7 @@ func BenchmarkLoad(b *testing.B) {
 			return status == http.StatusOK && strings.Contains(body, fmt.Sprintf(`data-testid="jobs-count">%d<`, want))
 		}, 10*time.Minute, time.Second, "the job list of %s counts all %d jobs", t.Name, want)
 	}
-	background := quiet(b)
+	background := quiet(b, env, workloads)
 	// GANTRY_LOAD_NICE (e.g. -10) measures each page a third time, right
 	// after the first, with the portal, its PostgreSQL and the load
 	// generator (the users' browsers) given CPU precedence over the
@@ -456,25 +457,147 @@ func settled(b *testing.B, env *stacktest.Env) {
 
 // quiet waits until the stack has worked off the run's setup (Kueue
 // admitting, pods starting, the portal's caches filling) and leaves the
-// machine less than loadQuietPct busy over 10 s, or 5 minutes. Pages are
-// then measured beside a cluster in its steady state, as in production,
-// not beside the storm that created it, which holds both cores for a
-// minute or two after the last pod runs. It returns the last window's busy
-// percentage: what the stack and the idle portal use.
-func quiet(b *testing.B) float64 {
+// machine less than loadQuietPct busy over 10 s, or for quietLimit(n) at n
+// workloads. Pages are then measured beside a cluster in its steady state,
+// as in production, not beside the storm that created it, which holds both
+// cores for a minute or two after the last pod runs at 10,000 workloads
+// (and more than the 5 minutes once allowed at 50,000: Kueue was still
+// writing Workloads' status). Each window it says which processes used
+// the machine and what the API server was asked to write, so a run that
+// never quiets tells why. It returns the last window's busy percentage:
+// what the stack and the idle portal use.
+func quiet(b *testing.B, env *stacktest.Env, workloads int) float64 {
 	b.Helper()
 	const window = 10 * time.Second
-	for deadline := time.Now().Add(5 * time.Minute); ; {
+	for deadline := time.Now().Add(quietLimit(workloads)); ; {
 		busy0, all0 := machineCPU(b)
+		procs0, writes0 := processCPU(), apiserverWrites(b.Context(), env)
 		pause(b.Context(), window)
 		busy1, all1 := machineCPU(b)
 		busy := 100 * float64(busy1-busy0) / float64(all1-all0)
+		who := busiest(procs0, processCPU(), window, 4) + "; API server writes/s: " + writeRates(writes0, apiserverWrites(b.Context(), env), window, 4)
 		if busy < loadQuietPct || time.Now().After(deadline) {
-			b.Logf("the stack keeps the machine %.0f%% busy before the pages are measured", busy)
+			b.Logf("the stack keeps the machine %.0f%% busy before the pages are measured (%s)", busy, who)
 			return busy
 		}
-		b.Logf("waiting for the stack to settle: machine %.0f%% busy over %s", busy, window)
+		b.Logf("waiting for the stack to settle: machine %.0f%% busy over %s (%s)", busy, window, who)
 	}
+}
+
+// quietLimit bounds quiet: 5 minutes per 10,000 workloads begun.
+func quietLimit(workloads int) time.Duration {
+	return 5 * time.Minute * time.Duration(max(1, (workloads+9_999)/10_000))
+}
+
+// processCPU is every process's CPU time so far, in clock ticks, by PID,
+// with its command name.
+func processCPU() map[int]procTicks {
+	out := map[int]procTicks{}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		name, rest, ok := strings.Cut(string(stat), ") ")
+		f := strings.Fields(rest)
+		if !ok || len(f) < 13 {
+			continue
+		}
+		_, name, _ = strings.Cut(name, "(")
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = procTicks{name: name, ticks: utime + stime}
+	}
+	return out
+}
+
+type procTicks struct {
+	name  string
+	ticks int64
+}
+
+// busiest names the top processes between two processCPU readings, with
+// the share of one core each used over window.
+func busiest(before, after map[int]procTicks, window time.Duration, top int) string {
+	type use struct {
+		name string
+		pct  float64
+	}
+	var uses []use
+	for pid, a := range after {
+		d := a.ticks - before[pid].ticks // a process new in the window counts from zero
+		if d > 0 {
+			uses = append(uses, use{fmt.Sprintf("%s[%d]", a.name, pid), 100 * float64(d) / 100 / window.Seconds()})
+		}
+	}
+	slices.SortFunc(uses, func(x, y use) int { return cmp.Compare(y.pct, x.pct) })
+	parts := make([]string, 0, top)
+	for _, u := range uses[:min(top, len(uses))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", u.name, u.pct))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// apiserverWrites is how many writes the API server has served so far, by
+// resource (and subresource) and verb, from its apiserver_request_total;
+// empty when its metrics cannot be read.
+func apiserverWrites(ctx context.Context, env *stacktest.Env) map[string]float64 {
+	out := map[string]float64{}
+	raw, err := env.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, "apiserver_request_total{"), "} ")
+		if !ok {
+			continue
+		}
+		l := map[string]string{}
+		for _, kv := range strings.Split(labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				l[k] = strings.Trim(v, `"`)
+			}
+		}
+		switch l["verb"] {
+		case "GET", "LIST", "WATCH", "CONNECT":
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		key := l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key+" "+l["verb"]] += v
+	}
+	return out
+}
+
+// writeRates names the most frequent writes between two apiserverWrites
+// readings, a second each.
+func writeRates(before, after map[string]float64, window time.Duration, top int) string {
+	keys := slices.Collect(maps.Keys(after))
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Compare(after[y]-before[y], after[x]-before[x]) })
+	parts := make([]string, 0, top)
+	for _, k := range keys[:min(top, len(keys))] {
+		if d := after[k] - before[k]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, d/window.Seconds()))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // machineCPU is the machine's busy and total CPU time so far, in clock
