@@ -476,11 +476,13 @@ func quiet(b *testing.B, env *stacktest.Env, workloads int) float64 {
 		busy1, all1 := machineCPU(b)
 		busy := 100 * float64(busy1-busy0) / float64(all1-all0)
 		who := busiest(procs0, processCPU(), window, 4) + "; API server writes/s: " + writeRates(writes0, apiserverWrites(b.Context(), env), window, 4)
-		if busy < loadQuietPct || time.Now().After(deadline) {
-			b.Logf("the stack keeps the machine %.0f%% busy before the pages are measured (%s)", busy, who)
+		// Printed, not logged: a benchmark's log keeps only its first lines
+		// without -v, and a long wait is what a reader of the run needs.
+		settled := busy < loadQuietPct || time.Now().After(deadline)
+		fmt.Printf("SETTLE at=%s busy_pct=%.0f settled=%t busiest=%q\n", time.Now().UTC().Format(tailClock), busy, settled, who)
+		if settled {
 			return busy
 		}
-		b.Logf("waiting for the stack to settle: machine %.0f%% busy over %s (%s)", busy, window, who)
 	}
 }
 
