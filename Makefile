@@ -133,7 +133,9 @@ cluster-status:
 ## own across the three teams launch through POST /api/v1/teams/{team}/jobs at an open-loop
 ## GANTRY_LAUNCH_RATE per second (default 50) for GANTRY_LAUNCH_SECONDS (default 60), while a bare
 ## client-go client creates the same rendered objects as the same users at the same rate:
-## `BENCH launch rate_per_s=... p50_ms=... p99_ms=... clientgo_p99_ms=... ratio=... errors=...`.
+## `BENCH launch rate_per_s=... p50_ms=... p99_ms=... clientgo_p99_ms=... ratio=... errors=...`,
+## then a second round right after with the portal, PostgreSQL and the load generator at
+## GANTRY_LOAD_NICE (nice= in the line).
 ## The soak run (e2e BenchmarkSoak): 200 sessions signed in through the IdP browse the jobs list,
 ## job pages, team page and cluster page for GANTRY_SOAK_MINUTES (default 10); each has one job of
 ## its own from the start and about one click in a hundred replaces it (delete, then launch), so the
