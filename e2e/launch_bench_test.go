@@ -236,7 +236,7 @@ func BenchmarkLaunch(b *testing.B) {
 
 		// Each launch is at most one Job; one answered 201 is exactly one (a
 		// launch whose caller gave up may still have been made).
-		jobs, inRound := map[string]int{}, 0
+		jobs, inRound, warmUps := map[string]int{}, 0, 0
 		for _, t := range teams {
 			l, err := env.Kube.BatchV1().Jobs(t.Namespace()).List(b.Context(), metav1.ListOptions{LabelSelector: naming.LabelLaunchID})
 			require.NoError(b, err)
@@ -247,8 +247,13 @@ func BenchmarkLaunch(b *testing.B) {
 					continue
 				}
 				if jobs[id]++; jobs[id] == 1 {
-					if i, err := strconv.Atoi(n); err == nil && i >= from && i < from+launches {
+					i, err := strconv.Atoi(n)
+					require.NoError(b, err, "launch id %s", id)
+					switch {
+					case i >= from && i < from+launches:
 						inRound++
+					case i >= launchBenchWarmUpFrom:
+						warmUps++
 					}
 				}
 			}
@@ -256,6 +261,7 @@ func BenchmarkLaunch(b *testing.B) {
 		for id, n := range jobs {
 			require.Equal(b, 1, n, "launch %s is one Job", id)
 		}
+		require.Equal(b, launchBenchWarmUp*len(users), warmUps, "every warm-up launch is a Job")
 		require.GreaterOrEqual(b, inRound, launches-portalRun.failed, "every launch answered 201 is a Job")
 	}
 	round := 0
