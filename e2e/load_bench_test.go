@@ -365,16 +365,30 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	b.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(b, err)
-	// Fields after the command (which may hold spaces) in parentheses;
-	// utime and stime are the 14th and 15th of the line.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	require.True(b, ok, "/proc/%d/stat: %s", pid, stat)
+	t, err := parseStat(string(stat))
+	require.NoError(b, err, "/proc/%d/stat", pid)
+	return time.Duration(t.ticks) * 10 * time.Millisecond
+}
+
+// parseStat reads a /proc/PID/stat line: the command, in parentheses
+// (it may hold spaces), and the CPU time, utime and stime, the 14th and
+// 15th fields of the line, in clock ticks.
+func parseStat(stat string) (procTicks, error) {
+	head, rest, ok := strings.Cut(stat, ") ")
 	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return procTicks{}, fmt.Errorf("not a stat line: %q", stat)
+	}
+	_, name, _ := strings.Cut(head, "(")
 	utime, err := strconv.ParseInt(f[11], 10, 64)
-	require.NoError(b, err)
+	if err != nil {
+		return procTicks{}, fmt.Errorf("utime: %w", err)
+	}
 	stime, err := strconv.ParseInt(f[12], 10, 64)
-	require.NoError(b, err)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	if err != nil {
+		return procTicks{}, fmt.Errorf("stime: %w", err)
+	}
+	return procTicks{name: name, ticks: utime + stime}, nil
 }
 
 // profileDuring fetches a profile from the portal's --debug-listen address
@@ -508,15 +522,9 @@ func processCPU() map[int]procTicks {
 		if err != nil {
 			continue // ended meanwhile
 		}
-		name, rest, ok := strings.Cut(string(stat), ") ")
-		f := strings.Fields(rest)
-		if !ok || len(f) < 13 {
-			continue
+		if t, err := parseStat(string(stat)); err == nil {
+			out[pid] = t
 		}
-		_, name, _ = strings.Cut(name, "(")
-		utime, _ := strconv.ParseInt(f[11], 10, 64)
-		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		out[pid] = procTicks{name: name, ticks: utime + stime}
 	}
 	return out
 }
