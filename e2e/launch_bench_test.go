@@ -177,9 +177,6 @@ func BenchmarkLaunch(b *testing.B) {
 			}
 		}
 	}
-	prioritize := func(nice int) {
-		precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), portal.proc.cmd.Process.Pid)...)
-	}
 	launchRound := func(round, nice int) {
 		timedMu.Lock()
 		timed, headers = nil, nil
@@ -188,8 +185,8 @@ func BenchmarkLaunch(b *testing.B) {
 		// Each round's launches are numbered apart from the others'.
 		from := round * launches
 		if nice != 0 {
-			prioritize(nice)
-			defer prioritize(0)
+			portalPrecedence(b, portal, nice)
+			defer portalPrecedence(b, portal, 0)
 		}
 		var portalRun, goRun openLoopResult
 		var wg sync.WaitGroup

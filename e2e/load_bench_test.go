@@ -193,9 +193,6 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	// Only the precedence phase renices anything (PostgreSQL's processes
 	// are another user's), and puts every nice value back after it.
-	prioritize := func(nice int) {
-		precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), portal.proc.cmd.Process.Pid)...)
-	}
 
 	teamOf := func(user int) *loadTeam { return teams[user%loadTeams] }
 	pages := []struct {
@@ -231,7 +228,7 @@ func BenchmarkLoad(b *testing.B) {
 			for _, m := range models {
 				think := m.think
 				if m.nice != 0 {
-					prioritize(m.nice)
+					portalPrecedence(b, portal, m.nice)
 				}
 				suffix := fmt.Sprintf("think%d", think.Milliseconds())
 				if m.nice != 0 {
@@ -263,7 +260,7 @@ func BenchmarkLoad(b *testing.B) {
 					gpuFigures = fmt.Sprintf(" gpu_panels=%.0f gpu_pending=%.0f", shown+pending, pending)
 				}
 				if m.nice != 0 {
-					prioritize(0)
+					portalPrecedence(b, portal, 0)
 				}
 				require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
 				p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
@@ -298,19 +295,22 @@ func BenchmarkLoad(b *testing.B) {
 // processesNamed are the PIDs of the processes whose command is name.
 func processesNamed(b *testing.B, name string) []int {
 	b.Helper()
-	dirs, err := os.ReadDir("/proc")
+	procs, err := processCPU()
 	require.NoError(b, err)
 	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if comm, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm")); err == nil && strings.TrimSpace(string(comm)) == name {
+	for pid, p := range procs {
+		if p.name == name {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// portalPrecedence sets the nice value of the portal, its PostgreSQL and
+// the load generator (this process).
+func portalPrecedence(b *testing.B, p *Portal, nice int) {
+	b.Helper()
+	precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), p.proc.cmd.Process.Pid)...)
 }
 
 // precedence sets the nice value of every thread of each process (Linux
@@ -367,7 +367,7 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	require.NoError(b, err)
 	t, err := parseStat(string(stat))
 	require.NoError(b, err, "/proc/%d/stat", pid)
-	return time.Duration(t.ticks) * 10 * time.Millisecond
+	return t.cpu()
 }
 
 // parseStat reads a /proc/PID/stat line: the command, in parentheses
@@ -483,13 +483,18 @@ func settled(b *testing.B, env *stacktest.Env) {
 func quiet(b *testing.B, env *stacktest.Env, workloads int) float64 {
 	b.Helper()
 	const window = 10 * time.Second
+	// Each window's last readings are the next one's first.
+	busy0, all0 := machineCPU(b)
+	procs0, _ := processCPU()
+	writes0 := apiserverWrites(b.Context(), env)
 	for deadline := time.Now().Add(quietLimit(workloads)); ; {
-		busy0, all0 := machineCPU(b)
-		procs0, writes0 := processCPU(), apiserverWrites(b.Context(), env)
 		pause(b.Context(), window)
 		busy1, all1 := machineCPU(b)
+		procs1, _ := processCPU()
+		writes1 := apiserverWrites(b.Context(), env)
 		busy := 100 * float64(busy1-busy0) / float64(all1-all0)
-		who := busiest(procs0, processCPU(), window, 4) + "; API server writes/s: " + writeRates(writes0, apiserverWrites(b.Context(), env), window, 4)
+		who := busiest(procs0, procs1, window, 4) + "; API server writes/s: " + writeRates(writes0, writes1, window, 4)
+		busy0, all0, procs0, writes0 = busy1, all1, procs1, writes1
 		// Printed, not logged: a benchmark's log keeps only its first lines
 		// without -v, and a long wait is what a reader of the run needs.
 		settled := busy < loadQuietPct || time.Now().After(deadline)
@@ -505,14 +510,13 @@ func quietLimit(workloads int) time.Duration {
 	return 5 * time.Minute * time.Duration(max(1, (workloads+9_999)/10_000))
 }
 
-// processCPU is every process's CPU time so far, in clock ticks, by PID,
-// with its command name.
-func processCPU() map[int]procTicks {
-	out := map[int]procTicks{}
+// processCPU is every process's CPU time so far and command name, by PID.
+func processCPU() (map[int]procTicks, error) {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
-		return out
+		return nil, fmt.Errorf("list processes: %w", err)
 	}
+	out := make(map[int]procTicks, len(dirs))
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
@@ -526,13 +530,17 @@ func processCPU() map[int]procTicks {
 			out[pid] = t
 		}
 	}
-	return out
+	return out, nil
 }
 
+// procTicks is a process's command name and CPU time in clock ticks.
 type procTicks struct {
 	name  string
 	ticks int64
 }
+
+// cpu is the CPU time: Linux counts it in ticks of 10 ms (USER_HZ 100).
+func (t procTicks) cpu() time.Duration { return time.Duration(t.ticks) * 10 * time.Millisecond }
 
 // busiest names the top processes between two processCPU readings, with
 // the share of one core each used over window.
@@ -543,9 +551,9 @@ func busiest(before, after map[int]procTicks, window time.Duration, top int) str
 	}
 	var uses []use
 	for pid, a := range after {
-		d := a.ticks - before[pid].ticks // a process new in the window counts from zero
-		if d > 0 {
-			uses = append(uses, use{fmt.Sprintf("%s[%d]", a.name, pid), 100 * float64(d) / 100 / window.Seconds()})
+		// A process new in the window counts from zero.
+		if d := a.cpu() - before[pid].cpu(); d > 0 {
+			uses = append(uses, use{fmt.Sprintf("%s[%d]", a.name, pid), 100 * d.Seconds() / window.Seconds()})
 		}
 	}
 	slices.SortFunc(uses, func(x, y use) int { return cmp.Compare(y.pct, x.pct) })
