@@ -48,11 +48,15 @@ type RecordStore interface {
 // job's page, its status refresh and its API answer read no record from
 // PostgreSQL before they can start their own reads. A record is written
 // twice at most (its launch, its deletion); each write is announced to
-// every replica (migration 00029), which reads that record again on its
-// next view. Writes made through this replica take effect on its next
-// view, before the notice comes; those of another replica a moment after
-// their commit, when the notice comes (a view of a job launched there
-// within that moment finds no record, as for every kept figure).
+// every replica, which reads that record again on its next view: a
+// deletion by its transaction (migration 00029), a launch by the replica
+// that made it, a moment after its commit (store.Changes.Announce; one
+// made by a replica that dies before it announces it is heard of when it
+// is retried, or at the next full read, within keptRecordsReload). Writes
+// made through this replica take effect on its next view, before the
+// notice comes; those of another replica a moment after their commit,
+// when the notice comes (a view of a job launched there within that
+// moment finds no record, as for every kept figure).
 //
 // Records are read all at once when the replica starts listening (and
 // again after it lost its connection, and every keptRecordsReload); until
@@ -257,10 +261,15 @@ func (k *KeptRecords) LiveLaunches(ctx context.Context) ([]store.Launch, error) 
 }
 
 // RecordLaunchAudited records a launch; this replica's next view of it
-// reads it.
+// reads it, and every replica's once it hears it announced. A launch
+// already recorded (a retry) is announced again: the replica that
+// recorded it may have died before it announced it.
 func (k *KeptRecords) RecordLaunchAudited(ctx context.Context, l store.Launch, e *store.AuditEntry) (store.Launch, error) {
 	rec, err := k.RecordStore.RecordLaunchAudited(ctx, l, e)
 	k.forget(store.WorkloadName{Namespace: l.Namespace, Name: l.Name})
+	if err == nil || errors.Is(err, store.ErrDuplicateLaunch) {
+		k.changes.Announce(store.LaunchNotices + rec.Namespace + "/" + rec.Name)
+	}
 	return rec, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,10 +42,24 @@ const (
 // for every session).
 const SessionNotices = "session:"
 
-// LaunchNotices starts the notices of migration 00029: one per launch
-// record written or deleted, followed by its namespace, "/" and its name
-// ("*" for every record).
+// LaunchNotices starts the notices of a launch record, followed by its
+// namespace, "/" and its name ("*" for every record): a record marked
+// deleted or removed is announced by its transaction (migrations 00029
+// and 00034), a new one by the replica that wrote it, after its commit
+// (Announce).
 const LaunchNotices = "launch:"
+
+// announceBatch bounds the notices Announce sends in one statement, and
+// maxUnsent those it keeps while none can be sent (past it the oldest
+// are dropped, and their readers learn of the change at their next full
+// read).
+const (
+	announceBatch = 500
+	maxUnsent     = 10_000
+)
+
+// announceRetry is the pause after a failed send of notices.
+const announceRetry = time.Second
 
 // Changes hears, over a connection of its own, which tables other
 // transactions (of any replica) changed, so that a figure read from them
@@ -73,6 +88,10 @@ type Changes struct {
 	// those that ended.
 	writing int
 	written uint64
+	// unsent are the notices given to Announce and not sent yet; wake
+	// tells the sender there are some.
+	unsent []string
+	wake   chan struct{}
 }
 
 // ChangeMark is the state of one topic when a figure was read.
@@ -82,7 +101,7 @@ type ChangeMark struct {
 
 // NewChanges returns a Changes that listens once Run runs.
 func NewChanges(dsn string, log *slog.Logger) *Changes {
-	return &Changes{dsn: dsn, log: log, topics: map[string]uint64{}, followers: map[string]func(string){}}
+	return &Changes{dsn: dsn, log: log, topics: map[string]uint64{}, followers: map[string]func(string){}, wake: make(chan struct{}, 1)}
 }
 
 // Follow has fn hear, with the prefix cut off, every notice that starts
@@ -185,9 +204,127 @@ func (c *Changes) Unchanged(topic string, m ChangeMark) bool {
 	return live && now == m
 }
 
-// Run listens until ctx ends, connecting again (after a pause) whenever
-// the connection is lost.
+// Announce has every replica (this one included) hear notice, sent a
+// moment later on a connection of Changes' own, with the others given
+// meanwhile, in a transaction of its own. A write announced so is not
+// announced by its own transaction: PostgreSQL commits the transactions
+// that send a notice one at a time (they take one lock of the whole
+// database to queue it), so a notice sent by every launch would make
+// launches wait on each other. Notices are sent only after their write
+// committed, and until the process ends; those of a process that dies
+// first are never sent.
+func (c *Changes) Announce(notice string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.unsent = append(c.unsent, notice)
+	if over := len(c.unsent) - maxUnsent; over > 0 {
+		c.unsent = slices.Delete(c.unsent, 0, over)
+	}
+	c.mu.Unlock()
+	c.poke()
+}
+
+// poke wakes the sender of announced notices.
+func (c *Changes) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// announce sends the announced notices until ctx ends, then those left
+// (for a few seconds at most).
+func (c *Changes) announce(ctx context.Context) {
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	for {
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			for c.pending() {
+				if err := c.sendUnsent(last, &conn); err != nil {
+					c.log.WarnContext(last, "announcing database changes before stopping", "err", err)
+					return
+				}
+			}
+			return
+		}
+		if err := c.sendUnsent(ctx, &conn); err != nil {
+			if ctx.Err() == nil {
+				c.log.WarnContext(ctx, "announcing database changes", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(announceRetry):
+			}
+		}
+		if c.pending() {
+			c.poke()
+		}
+	}
+}
+
+// pending reports whether announced notices wait to be sent.
+func (c *Changes) pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.unsent) > 0
+}
+
+// sendUnsent sends up to announceBatch of the announced notices, oldest
+// first, over *conn (connected first if nil; closed and set to nil when
+// it fails, the notices kept to be sent again).
+func (c *Changes) sendUnsent(ctx context.Context, conn **pgx.Conn) error {
+	c.mu.Lock()
+	batch := c.unsent[:min(len(c.unsent), announceBatch)]
+	c.unsent = c.unsent[len(batch):]
+	c.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := func() error {
+		if *conn == nil {
+			fresh, err := pgx.Connect(ctx, c.dsn)
+			if err != nil {
+				return fmt.Errorf("connect: %w", err)
+			}
+			*conn = fresh
+		}
+		_, err := (*conn).Exec(ctx, `SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, changesChannel, batch)
+		if err != nil {
+			return fmt.Errorf("send %d notices: %w", len(batch), err)
+		}
+		return nil
+	}()
+	if err != nil {
+		if *conn != nil {
+			_ = (*conn).Close(context.WithoutCancel(ctx))
+			*conn = nil
+		}
+		c.mu.Lock()
+		c.unsent = slices.Concat(batch, c.unsent)
+		if over := len(c.unsent) - maxUnsent; over > 0 {
+			c.unsent = slices.Delete(c.unsent, 0, over)
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// Run listens, and sends what is announced, until ctx ends, connecting
+// again (after a pause) whenever a connection is lost.
 func (c *Changes) Run(ctx context.Context) {
+	sent := make(chan struct{})
+	go func() { defer close(sent); c.announce(ctx) }()
+	defer func() { <-sent }()
 	for ctx.Err() == nil {
 		err := c.listen(ctx)
 		c.mu.Lock()
