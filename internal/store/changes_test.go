@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 )
 
 // A figure read from a table is vouched for until a transaction of anyone
@@ -19,11 +17,7 @@ import (
 // under way or ends, or the listening connection is lost.
 func TestChangesHearsCommittedChangesAndVouchesOnlyWhileListening(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	s, err := Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
+	s, dsn := newStoreAt(t)
 
 	c := NewChanges(dsn, quietLog())
 	runCtx, cancel := context.WithCancel(ctx)
@@ -46,7 +40,7 @@ func TestChangesHearsCommittedChangesAndVouchesOnlyWhileListening(t *testing.T) 
 		"a committed notification is heard")
 	assert.True(t, c.Unchanged(TopicQuotaRequests, quota), "another table's figures stay")
 
-	_, err = s.RecordRun(ctx, LedgerRow{RunKey: "uid-1", Team: "vision", Namespace: "team-vision", JobName: "train", Flavor: "h100",
+	_, err := s.RecordRun(ctx, LedgerRow{RunKey: "uid-1", Team: "vision", Namespace: "team-vision", JobName: "train", Flavor: "h100",
 		Resource: "nvidia.com/gpu", GPUs: 1, Outcome: "succeeded", AdmittedAt: time.Now().Add(-time.Hour), EndedAt: time.Now(), AllocatedGPUHours: 1})
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return !c.Unchanged(TopicLedger, ledger) }, 5*time.Second, 5*time.Millisecond,
@@ -81,11 +75,7 @@ func TestChangesHearsCommittedChangesAndVouchesOnlyWhileListening(t *testing.T) 
 // sending failed (the announcing connection lost) are sent again.
 func TestAnnouncedNoticesAreHeardInOrderAndSentAgainAfterALostConnection(t *testing.T) {
 	ctx := context.Background()
-	dsn := stacktest.Postgres(t)
-	s, err := Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
+	s, dsn := newStoreAt(t)
 
 	var (
 		mu    sync.Mutex
@@ -103,7 +93,7 @@ func TestAnnouncedNoticesAreHeardInOrderAndSentAgainAfterALostConnection(t *test
 	}
 	heardSoFar := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(heard) }
 
-	_, err = s.RecordLaunchAudited(ctx, Launch{LaunchID: "l-1", Team: "ml", Namespace: "team-ml", Name: "train-1", Kind: "training",
+	_, err := s.RecordLaunchAudited(ctx, Launch{LaunchID: "l-1", Team: "ml", Namespace: "team-ml", Name: "train-1", Kind: "training",
 		Template: "pytorch-train", TemplateVersion: 1, Owner: "alice", Objects: StringList{"Job/train-1"}}, nil)
 	require.NoError(t, err)
 	announcer.Announce(LaunchNotices + "team-ml/marker")

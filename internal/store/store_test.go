@@ -22,12 +22,20 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // newStore opens a migrated store on a fresh database.
 func newStore(t *testing.T) *Store {
 	t.Helper()
+	s, _ := newStoreAt(t)
+	return s
+}
+
+// newStoreAt is newStore and the fresh database's DSN.
+func newStoreAt(t *testing.T) (*Store, string) {
+	t.Helper()
 	ctx := context.Background()
-	s, err := Open(ctx, stacktest.Postgres(t))
+	dsn := stacktest.Postgres(t)
+	s, err := Open(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, Migrate(ctx, s.SQL(), quietLog()))
-	return s
+	return s, dsn
 }
 
 func tables(t *testing.T, db *sql.DB) []string {
