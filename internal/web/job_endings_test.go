@@ -106,7 +106,7 @@ func TestOutOfMemorySaysTheLimitAndThePeakPrometheusMeasured(t *testing.T) {
 	require.NoError(t, p.db.UpsertTeams(ctx, []roster.Team{{Name: p.team, DisplayName: p.team, MemberGroups: p.members}}))
 	_, err := launch.SeedTemplates(ctx, p.db, "../../deploy/templates")
 	require.NoError(t, err)
-	svc := &launch.Service{Base: p.env.RESTConfig, Store: p.db, Queues: p.queues, Rules: policy.Rules{Registries: []string{"nvcr.io"}}, Audit: audit.New(p.db, nil)}
+	svc := &launch.Service{Base: p.env.RESTConfig, Store: p.records, Queues: p.queues, Rules: policy.Rules{Registries: []string{"nvcr.io"}}, Audit: audit.New(p.db, nil)}
 	res, err := svc.Launch(ctx, launch.Actor{Username: "alice", Groups: p.members, Via: "test"}, launch.Request{
 		Team: p.team, Template: "pytorch-train",
 		Values:   map[string]string{naming.FieldGPUType: "h100", naming.FieldGPUs: "1", naming.FieldCPU: "4", naming.FieldMemory: "16Gi"},
