@@ -52,7 +52,8 @@ type RecordStore interface {
 // deletion by its transaction (migration 00029), a launch by the replica
 // that made it, a moment after its commit (store.Changes.Announce; one
 // made by a replica that dies before it announces it is heard of when it
-// is retried, or at the next full read, within keptRecordsReload). Writes
+// is retried, when a replica starts, or at the next full read, within
+// keptRecordsReload). Writes
 // made through this replica take effect on its next view, before the
 // notice comes; those of another replica a moment after their commit,
 // when the notice comes (a view of a job launched there within that
@@ -283,7 +284,11 @@ func (k *KeptRecords) MarkLaunchDeleted(ctx context.Context, namespace, name, by
 
 // Run reads every record whenever the replica listens under a connection
 // it has not read them under, and every keptRecordsReload, until ctx ends.
+// It first has every replica read every record again: a replica that
+// died between a launch's commit and its announcement (its restart is
+// this one, often) left that record unheard of.
 func (k *KeptRecords) Run(ctx context.Context) {
+	k.changes.Announce(store.LaunchNotices + "*")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var failedAt time.Time

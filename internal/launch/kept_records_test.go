@@ -59,10 +59,15 @@ const keptNamespace = "team-ml"
 
 func (r *recordReplica) launch(t *testing.T, name string) {
 	t.Helper()
-	_, err := r.kept.RecordLaunchAudited(context.Background(), store.Launch{LaunchID: "launch-" + name, Team: "ml",
-		Namespace: keptNamespace, Name: name, Kind: "training", Template: "pytorch-train", TemplateVersion: 1, Owner: "alice",
-		Parameters: json.RawMessage(`{"gpus":"1"}`), Objects: store.StringList{"Job/" + name}, Manifest: "kind: Job\nname: " + name + "\n"}, nil)
+	_, err := r.kept.RecordLaunchAudited(context.Background(), keptRecord(name), nil)
 	require.NoError(t, err)
+}
+
+// keptRecord is the launch record of the workload name.
+func keptRecord(name string) store.Launch {
+	return store.Launch{LaunchID: "launch-" + name, Team: "ml",
+		Namespace: keptNamespace, Name: name, Kind: "training", Template: "pytorch-train", TemplateVersion: 1, Owner: "alice",
+		Parameters: json.RawMessage(`{"gpus":"1"}`), Objects: store.StringList{"Job/" + name}, Manifest: "kind: Job\nname: " + name + "\n"}
 }
 
 // view is what a job page view on r reads of the record.
@@ -200,4 +205,25 @@ func TestLaunchRecordsAreKeptUntilAnyReplicaWritesThem(t *testing.T) {
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, a.counted.live.Load(), "the idle loop asks the database")
 	})
+}
+
+// A launch recorded by a replica that died before it announced it is
+// seen by the others once a replica (its restart, say) starts.
+func TestALaunchNeverAnnouncedIsSeenOnceAReplicaStarts(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := storetest.Open(t)
+	a := newRecordReplica(t, db, dsn)
+	require.NoError(t, a.kept.Load(ctx))
+	_, err := db.RecordLaunchAudited(ctx, keptRecord("train-1"), nil) // its replica died right after
+	require.NoError(t, err)
+	_, err = a.view(t, "train-1")
+	require.ErrorIs(t, err, store.ErrNotFound, "not heard of yet")
+
+	started := newRecordReplica(t, db, dsn)
+	runCtx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { started.kept.Run(runCtx); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	assert.Eventually(t, func() bool { _, err := a.view(t, "train-1"); return err == nil }, 10*time.Second, 10*time.Millisecond,
+		"seen once another replica started")
 }
