@@ -53,11 +53,11 @@ type RecordStore interface {
 // that made it, a moment after its commit (store.Changes.Announce; one
 // made by a replica that dies before it announces it is heard of when it
 // is retried, when a replica starts, or at the next full read, within
-// keptRecordsReload). Writes
-// made through this replica take effect on its next view, before the
-// notice comes; those of another replica a moment after their commit,
-// when the notice comes (a view of a job launched there within that
-// moment finds no record, as for every kept figure).
+// keptRecordsReload). Writes made through this replica take effect on
+// its next view, before the notice comes; those of another replica a
+// moment after their commit, when the notice comes (a view of a job
+// launched there within that moment finds no record, as for every kept
+// figure).
 //
 // Records are read all at once when the replica starts listening (and
 // again after it lost its connection, and every keptRecordsReload); until

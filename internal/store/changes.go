@@ -218,12 +218,14 @@ func (c *Changes) Announce(notice string) {
 		return
 	}
 	c.mu.Lock()
-	c.unsent = append(c.unsent, notice)
-	if over := len(c.unsent) - maxUnsent; over > 0 {
-		c.unsent = slices.Delete(c.unsent, 0, over)
-	}
+	c.keepUnsentLocked(append(c.unsent, notice))
 	c.mu.Unlock()
 	c.poke()
+}
+
+// keepUnsentLocked keeps the newest maxUnsent of unsent to be sent.
+func (c *Changes) keepUnsentLocked(unsent []string) {
+	c.unsent = unsent[max(0, len(unsent)-maxUnsent):]
 }
 
 // poke wakes the sender of announced notices.
@@ -310,10 +312,7 @@ func (c *Changes) sendUnsent(ctx context.Context, conn **pgx.Conn) error {
 			*conn = nil
 		}
 		c.mu.Lock()
-		c.unsent = slices.Concat(batch, c.unsent)
-		if over := len(c.unsent) - maxUnsent; over > 0 {
-			c.unsent = slices.Delete(c.unsent, 0, over)
-		}
+		c.keepUnsentLocked(slices.Concat(batch, c.unsent))
 		c.mu.Unlock()
 	}
 	return err
