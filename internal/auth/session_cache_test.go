@@ -54,14 +54,30 @@ func twoReplicas(t *testing.T) (db *store.Store, dsn string, a, b *replica) {
 }
 
 // commit writes a session through r and waits until r has heard the
-// notice of its own write (which drops its copy once more).
-func commit(t *testing.T, r *replica, token string, data []byte, expiry time.Time) {
+// notice of its own write (which drops its copy once more), and so has
+// every other replica given: a replica reading the session while the
+// notice is on its way does not keep what it read.
+func commit(t *testing.T, r *replica, token string, data []byte, expiry time.Time, others ...*replica) {
 	t.Helper()
-	changed := func() uint64 { r.store.kept.mu.Lock(); defer r.store.kept.mu.Unlock(); return r.store.kept.changed }
-	before := changed()
+	before := make([]uint64, len(others))
+	for i, o := range others {
+		before[i] = drops(o)
+	}
+	mine := drops(r)
 	require.NoError(t, r.store.Commit(token, data, expiry))
-	require.Eventually(t, func() bool { return changed() >= before+3 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return drops(r) >= mine+3 }, 5*time.Second, 5*time.Millisecond,
 		"the two drops around the write and its notice")
+	for i, o := range others {
+		require.Eventually(t, func() bool { return drops(o) >= before[i]+1 }, 5*time.Second, 5*time.Millisecond,
+			"another replica hears the notice")
+	}
+}
+
+// drops counts the copies a replica has dropped (see keptSessions.changed).
+func drops(r *replica) uint64 {
+	r.store.kept.mu.Lock()
+	defer r.store.kept.mu.Unlock()
+	return r.store.kept.changed
 }
 
 func encodeSession(t *testing.T, deadline time.Time, user string) []byte {
@@ -201,7 +217,7 @@ func TestARenewalKeepsEveryReplicasCopy(t *testing.T) {
 	db, dsn, a, b := twoReplicas(t)
 	deadline := time.Now().Add(12 * time.Hour)
 	soon := time.Now().Add(time.Minute).Truncate(time.Microsecond)
-	commit(t, a, "tok-alice", encodeSession(t, deadline, "alice"), soon)
+	commit(t, a, "tok-alice", encodeSession(t, deadline, "alice"), soon, b)
 	assert.Equal(t, "alice", userOf(t, a, "tok-alice"))
 	assert.Equal(t, "alice", userOf(t, b, "tok-alice"))
 	finds := a.counted.finds.Load() + b.counted.finds.Load()
