@@ -55,7 +55,10 @@ func startIdP(ctx context.Context, s *Stack) error {
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, "identity provider serves discovery", 30*time.Second, ps, func(ctx context.Context) error {
+	// A minute, as for PostgreSQL: beside the other tests on a busy CI
+	// machine a start once stayed over 30 s short of listening (its log
+	// says which step took the time).
+	if err := waitFor(ctx, "identity provider serves discovery", 60*time.Second, ps, func(ctx context.Context) error {
 		return httpOK(ctx, IssuerURL()+"/.well-known/openid-configuration")
 	}); err != nil {
 		return err

@@ -48,8 +48,12 @@ function passwordMatches(given) {
 }
 
 // A fresh signing key per start: a restarted IdP invalidates old tokens, which is what a dev stack wants.
+// Its start is logged in steps, so a slow start on a busy machine says where the time went.
 function signingKeys() {
+  log(`modules loaded ${process.uptime().toFixed(1)} s after the process started`);
+  const started = Date.now();
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  log(`signing key generated in ${Date.now() - started} ms`);
   return {
     keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), use: 'sig', alg: 'RS256' }],
   };
@@ -369,7 +373,7 @@ provider.use(async (ctx, next) => {
 provider.on('server_error', (_ctx, err) => log(`server error: ${err.stack ?? err}`));
 
 const server = provider.listen(PORT, HOST, () => {
-  log(`gantry dev IdP listening on http://${HOST}:${PORT} with issuer ${ISSUER}`);
+  log(`gantry dev IdP listening on http://${HOST}:${PORT} with issuer ${ISSUER} (${process.uptime().toFixed(1)} s after the process started)`);
 });
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
