@@ -54,8 +54,9 @@ type RecordStore interface {
 // made by a replica that dies before it announces it is heard of when it
 // is retried, when a replica starts, or at the next full read, within
 // keptRecordsReload). Writes made through this replica take effect on
-// its next view, before the notice comes; those of another replica a
-// moment after their commit, when the notice comes (a view of a job
+// its next view, before the notice comes (a launch it announces is not
+// heard back, so the copy that view reads is kept); those of another
+// replica a moment after their commit, when the notice comes (a view of a job
 // launched there within that moment finds no record, as for every kept
 // figure).
 //

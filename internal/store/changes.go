@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,6 +93,11 @@ type Changes struct {
 	// tells the sender there are some.
 	unsent []string
 	wake   chan struct{}
+	// announcer is the backend process of the connection this replica
+	// announces over (0 while it has none): the notices it sent are not
+	// heard back here, as whoever announces has applied its change
+	// itself (KeptRecords forgets a record it wrote before announcing it).
+	announcer atomic.Uint32
 }
 
 // ChangeMark is the state of one topic when a figure was read.
@@ -242,6 +248,7 @@ func (c *Changes) announce(ctx context.Context) {
 	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
+			c.announcer.Store(0)
 			_ = conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
@@ -299,6 +306,7 @@ func (c *Changes) sendUnsent(ctx context.Context, conn **pgx.Conn) error {
 				return fmt.Errorf("connect: %w", err)
 			}
 			*conn = fresh
+			c.announcer.Store(fresh.PgConn().PID())
 		}
 		_, err := (*conn).Exec(ctx, `SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, changesChannel, batch)
 		if err != nil {
@@ -308,6 +316,7 @@ func (c *Changes) sendUnsent(ctx context.Context, conn **pgx.Conn) error {
 	}()
 	if err != nil {
 		if *conn != nil {
+			c.announcer.Store(0)
 			_ = (*conn).Close(context.WithoutCancel(ctx))
 			*conn = nil
 		}
@@ -357,6 +366,9 @@ func (c *Changes) listen(ctx context.Context) error {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return fmt.Errorf("wait for a change: %w", err)
+		}
+		if n.PID == c.announcer.Load() {
+			continue
 		}
 		if fn, rest, ok := c.follower(n.Payload); ok {
 			fn(rest)
