@@ -185,9 +185,6 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 		}
 		return nil
 	}
-	viewsBy(t, 50, 100, resultView)
-	assert.LessOrEqual(t, acc.results.Load(), int64(2), "result queries for 100 views of a job page")
-
 	viewsBy(t, 50, 100, teamView)
 	assert.LessOrEqual(t, acc.teams.Load(), int64(2), "team accounting queries for 100 views of a team page")
 	t.Logf("100 team page views by 50 users: %d team accounting queries", acc.teams.Load())
