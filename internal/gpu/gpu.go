@@ -140,7 +140,10 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 		if err != nil {
 			return fmt.Errorf("query GPU utilization of %s/%s: %w", namespace, job, err)
 		}
-		if mat, ok := val.(model.Matrix); ok && len(mat) > 0 {
+		if mat, ok := val.(model.Matrix); ok && len(mat) > 0 && len(mat[0].Values) > 0 {
+			// Sized to the points: pages keep the series for a scrape
+			// interval, one per running job viewed.
+			u.Series = make([]Sample, 0, len(mat[0].Values))
 			for _, p := range mat[0].Values {
 				u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
 			}

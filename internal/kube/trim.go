@@ -99,6 +99,7 @@ func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 		trimMeta(o, cachedLabel)
 		o.SetAnnotations(keepKeys(o.GetAnnotations(), cachedAnnotation))
 		o.SetFinalizers(nil)
+		internNames(o)
 	}
 	switch o := obj.(type) {
 	case *kueue.Workload:
@@ -116,6 +117,17 @@ func (s *sharedMaps) trimJobCacheObject(obj any) (any, error) {
 		return cacheJob(j, s), nil
 	}
 	return obj, nil
+}
+
+// internNames shares the namespace and the owners' API versions and kinds
+// that every object of a team repeats: each decoded object carried its own
+// copies (tens of thousands of small strings at 10,000 workloads).
+func internNames(o metav1.Object) {
+	o.SetNamespace(intern(o.GetNamespace()))
+	refs := o.GetOwnerReferences()
+	for i := range refs {
+		refs[i].APIVersion, refs[i].Kind = intern(refs[i].APIVersion), intern(refs[i].Kind)
+	}
 }
 
 // keepKeys is m with only the keys keep tells (every key when keep is
