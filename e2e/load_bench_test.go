@@ -921,7 +921,7 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 				_, err = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				lat[i] = time.Since(t0)
-				timings[i] = viewTiming{at: t0, header: resp.Header.Get("Server-Timing")}
+				timings[i] = viewTiming{at: t0, header: resp.Header.Get("Server-Timing"), path: req.URL.Path}
 				if err != nil || resp.StatusCode != http.StatusOK {
 					failed.Add(1)
 				}
@@ -940,6 +940,8 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 type viewTiming struct {
 	at     time.Time
 	header string
+	// path is the page viewed (the launch run leaves it empty).
+	path string
 }
 
 // tailTimings says where the slowest 1% of views (by the time their user
@@ -982,12 +984,16 @@ func slowestOrder(lat []time.Duration) []int {
 	return order
 }
 
-// slowestViews lists the slowest 1% of views as time asked/ms waited.
+// slowestViews lists the slowest 1% of views as time asked/ms waited/ms
+// waited on PostgreSQL and in how many round trips/the path viewed: which
+// of a page's views (a running job's, an endpoint's) make its tail, and
+// whether they waited on one round trip or several.
 func slowestViews(lat []time.Duration, timings []viewTiming) string {
 	order := slowestOrder(lat)
 	var out []string
 	for _, i := range order[:max(1, len(order)/100)] {
-		out = append(out, fmt.Sprintf("%s/%.0f", timings[i].at.UTC().Format(tailClock), ms(lat[i])))
+		durs, calls := servertiming.Parse(timings[i].header)
+		out = append(out, fmt.Sprintf("%s/%.0f/db=%.0fx%d%s", timings[i].at.UTC().Format(tailClock), ms(lat[i]), durs["db"], calls["db"], timings[i].path))
 	}
 	return strings.Join(out, ",")
 }
