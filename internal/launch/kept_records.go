@@ -372,11 +372,13 @@ type keptRecord struct {
 
 // keptName is a record's key, its namespace shared with the other records'.
 func keptName(namespace, name string) store.WorkloadName {
-	return store.WorkloadName{Namespace: unique.Make(namespace).Value(), Name: name}
+	return store.WorkloadName{Namespace: shared(namespace), Name: name}
 }
 
+// shared is the one copy of s that the kept records' equal names share.
+func shared(s string) string { return unique.Make(s).Value() }
+
 func keepRecord(rec store.Launch) *keptRecord {
-	shared := func(s string) string { return unique.Make(s).Value() }
 	return &keptRecord{ID: rec.ID, LaunchID: rec.LaunchID, Team: shared(rec.Team), Kind: shared(rec.Kind),
 		Template: shared(rec.Template), Owner: shared(rec.Owner), TemplateVersion: rec.TemplateVersion,
 		Parameters: rec.Parameters, Objects: rec.Objects, CreatedAt: rec.CreatedAt, DeletedAt: rec.DeletedAt, DeletedBy: rec.DeletedBy}
