@@ -95,9 +95,19 @@ func TestLaunchRecordsAreKeptUntilAnyReplicaWritesThem(t *testing.T) {
 	ctx := context.Background()
 	db, dsn := storetest.Open(t)
 	b := newRecordReplica(t, db, dsn)
+	// w hears b's launches: b announces them a moment after their commit,
+	// and a notice reaching a after it read every record would rightly
+	// have a read that record again.
+	w := newRecordReplica(t, db, dsn)
+	require.NoError(t, w.kept.Load(ctx))
 	b.launch(t, "train-1")
 	b.launch(t, "train-2")
-	// a starts listening after both launches: it reads them with the rest.
+	for _, name := range []string{"train-1", "train-2"} {
+		require.Eventually(t, func() bool { _, err := w.view(t, name); return err == nil }, 10*time.Second, 10*time.Millisecond,
+			"b announces the launch of %s", name)
+	}
+	// a starts listening after both launches were announced: it reads
+	// them with the rest.
 	a := newRecordReplica(t, db, dsn)
 	require.NoError(t, a.kept.Load(ctx))
 
