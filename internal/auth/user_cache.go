@@ -6,12 +6,15 @@ import (
 	"time"
 )
 
-// SessionUserTTL is how long a signed-in user's account and teams, once
-// read, serve that user's page views on this replica. So a change made
-// elsewhere (a team's groups edited, an account removed, another replica's
-// sign-in) takes effect within this long on every replica; a sign-in or
-// sign-out on this replica takes effect at once. API tokens are not cached:
-// revoking one takes effect on the next request.
+// SessionUserTTL is how long a signed-in user, once resolved from their
+// account and the teams, serves that user's page views on this replica.
+// The store keeps the account and the teams until the database announces
+// a change of them (store.KeepReads), so resolving again costs no round
+// trip, and a change made elsewhere (a team's groups edited, an account
+// removed, another replica's sign-in) takes effect within this long of
+// its notice reaching the replica; a sign-in or sign-out on this replica
+// takes effect at once. API tokens are not kept here: a revoked one is
+// refused as soon as the store hears of it.
 const SessionUserTTL = 5 * time.Second
 
 // maxCachedUsers bounds the cache; past it, expired entries are dropped,

@@ -4,7 +4,8 @@ import "github.com/gantry-dev/gantry/internal/roster"
 
 // keptReads are the reads every launch makes, and every API call the
 // first two: the caller's token and its owner, the teams, the template
-// and the image allowlist. A launch read them in two round trips before
+// and the image allowlist; and the account every signed-in page view
+// resolves its user from (the users table announces on the tokens' topic). A launch read them in two round trips before
 // it created anything; at 50 launches a second, beside the API server on
 // two cores, the slowest launches waited about 400 ms on those and their
 // record. Each is kept until a change of its table is told by this
@@ -14,6 +15,7 @@ type keptReads struct {
 	changes   *Changes
 	tokens    *Kept[APIToken]
 	owners    *Kept[User]
+	users     *Kept[User]
 	teams     *Kept[[]roster.Team]
 	team      *Kept[roster.Team]
 	templates *Kept[TemplateVersion]
@@ -30,6 +32,7 @@ func (s *Store) KeepReads(changes *Changes) {
 		changes:   changes,
 		tokens:    NewToldKept[APIToken](changes, TopicTokens),
 		owners:    NewToldKept[User](changes, TopicTokens),
+		users:     NewToldKept[User](changes, TopicTokens),
 		teams:     NewToldKept[[]roster.Team](changes, TopicTeams),
 		team:      NewToldKept[roster.Team](changes, TopicTeams),
 		templates: NewToldKept[TemplateVersion](changes, TopicTemplates),

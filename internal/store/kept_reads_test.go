@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -59,14 +60,9 @@ func readForLaunch(t *testing.T, s *store.Store, hash []byte) launchReads {
 // database's notice reaches them; none while it cannot hear notices.
 func TestLaunchReadsAreKeptUntilTheyChange(t *testing.T) {
 	ctx := context.Background()
-	one, dsn := storetest.Open(t)
-	oneChanges, _ := storetest.Listen(t, dsn)
-	one.KeepReads(oneChanges)
-	other, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = other.Close() })
-	otherChanges, stopOther := storetest.Listen(t, dsn)
-	other.KeepReads(otherChanges)
+	r := keepingReplicas(t)
+	one, other, oneChanges, otherChanges, stopOther := r.one, r.other, r.oneChanges, r.otherChanges, r.stopOther
+	var err error
 
 	require.NoError(t, one.UpsertTeams(ctx, []roster.Team{{Name: "vision", DisplayName: "Vision", MemberGroups: store.StringList{"vision-researchers"}}}))
 	_, _, err = one.SaveTemplateVersion(ctx, store.TemplateVersion{Name: "pytorch-train", Kind: "training", Title: "PyTorch",
@@ -162,6 +158,30 @@ func TestLaunchReadsAreKeptWhileOtherTablesAreWritten(t *testing.T) {
 	assert.Zero(t, read(), "and after")
 }
 
+// replicas are two stores of one database keeping their reads, each
+// hearing the database's notices; stopOther cuts other off from them.
+type replicas struct {
+	one, other               *store.Store
+	oneChanges, otherChanges *store.Changes
+	stopOther                func()
+}
+
+func keepingReplicas(t *testing.T) replicas {
+	t.Helper()
+	var r replicas
+	var dsn string
+	r.one, dsn = storetest.Open(t)
+	r.oneChanges, _ = storetest.Listen(t, dsn)
+	r.one.KeepReads(r.oneChanges)
+	other, err := store.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	r.other = other
+	r.otherChanges, r.stopOther = storetest.Listen(t, dsn)
+	r.other.KeepReads(r.otherChanges)
+	return r
+}
+
 // heard waits until each of changes has heard the notices of every change
 // committed so far (a notice is heard a moment after its commit, and would
 // drop what a test has just read): notices come in the order of their
@@ -178,4 +198,69 @@ func heard(t *testing.T, db *store.Store, changes ...*store.Changes) {
 		require.Eventually(t, func() bool { return !c.Unchanged(store.TopicPrices, marks[i]) }, 10*time.Second, 5*time.Millisecond,
 			"the notices so far are heard")
 	}
+}
+
+// Every signed-in page view resolves its user from their account: each
+// replica keeps it until the users table changes, so a view waits on no
+// read of it. A sign-in (new groups) or a removed account reaches the
+// replica that made it at once and the others once they hear.
+func TestSignedInAccountIsKeptUntilItChanges(t *testing.T) {
+	ctx := context.Background()
+	r := keepingReplicas(t)
+	one, other, oneChanges, otherChanges, stopOther := r.one, r.other, r.oneChanges, r.otherChanges, r.stopOther
+	var err error
+
+	alice, err := one.RecordLogin(ctx, store.User{Issuer: "https://idp", Subject: "alice", Username: "alice",
+		Groups: store.StringList{"vision-researchers"}, LastLoginAt: time.Now()})
+	require.NoError(t, err)
+	heard(t, one, oneChanges, otherChanges)
+
+	readID := func(s *store.Store, id int64) (store.User, int, error) {
+		tctx, timing := servertiming.Start(ctx)
+		u, err := s.UserByID(tctx, id)
+		_, calls := servertiming.Parse(timing.Header())
+		return u, calls["db"], err
+	}
+	read := func(s *store.Store) (store.User, int, error) { return readID(s, alice.ID) }
+	for name, s := range map[string]*store.Store{"one": one, "other": other} {
+		_, queries, err := read(s)
+		require.NoError(t, err)
+		assert.Equal(t, 1, queries, "%s reads the account once", name)
+		u, queries, err := read(s)
+		require.NoError(t, err)
+		assert.Zero(t, queries, "%s answers it again without the database", name)
+		assert.Equal(t, store.StringList{"vision-researchers"}, u.Groups)
+	}
+
+	// Signed in again on one replica with other groups.
+	_, err = one.RecordLogin(ctx, store.User{Issuer: "https://idp", Subject: "alice", Username: "alice",
+		Groups: store.StringList{"nlp-researchers"}, LastLoginAt: time.Now()})
+	require.NoError(t, err)
+	u, _, err := read(one)
+	require.NoError(t, err)
+	assert.Equal(t, store.StringList{"nlp-researchers"}, u.Groups, "the replica that signed her in reads her groups at once")
+	assert.Eventually(t, func() bool {
+		u, _, err := read(other)
+		return err == nil && len(u.Groups) == 1 && u.Groups[0] == "nlp-researchers"
+	}, 5*time.Second, 10*time.Millisecond, "the other replica reads them once it hears")
+
+	// The account removed behind the portal's back.
+	_, err = one.SQL().ExecContext(ctx, `DELETE FROM users WHERE id = $1`, alice.ID)
+	require.NoError(t, err)
+	for name, s := range map[string]*store.Store{"one": one, "other": other} {
+		assert.Eventually(t, func() bool {
+			_, _, err := read(s)
+			return errors.Is(err, store.ErrNotFound)
+		}, 5*time.Second, 10*time.Millisecond, "%s finds the account gone once it hears", name)
+	}
+
+	// A replica that cannot hear notices keeps nothing.
+	bob, err := one.RecordLogin(ctx, store.User{Issuer: "https://idp", Subject: "bob", Username: "bob", LastLoginAt: time.Now()})
+	require.NoError(t, err)
+	stopOther()
+	_, _, err = readID(other, bob.ID)
+	require.NoError(t, err)
+	_, queries, err := readID(other, bob.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, queries, "a replica cut off from notices reads it every time")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -77,13 +78,19 @@ func (s *Store) userBySubject(ctx context.Context, issuer, subject string) (User
 	return u, nil
 }
 
-// UserByID returns the user, or ErrNotFound.
+// UserByID returns the user, or ErrNotFound. It is kept (KeepReads) until
+// the users table changes: every signed-in view resolves its user from it
+// (auth.SessionUserTTL), and read each time, a view in every few made a
+// round trip more than the others, on a busy machine the slowest of them.
+// Its groups' slice is shared and must not be modified.
 func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
-	var u User
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
-		return User{}, fmt.Errorf("get user %d: %w", id, notFound(err))
-	}
-	return u, nil
+	return s.kept.users.Get(ctx, strconv.FormatInt(id, 10), func(ctx context.Context) (User, error) {
+		var u User
+		if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
+			return User{}, fmt.Errorf("get user %d: %w", id, notFound(err))
+		}
+		return u, nil
+	})
 }
 
 // UsersByUsername returns every user with this username, oldest first;
