@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,7 +102,9 @@ func (c *EventCache) WaitForSync(ctx context.Context) error {
 // cache holds tens of thousands. A decoded corev1.Event is a 600-byte struct
 // with a dozen strings of its own; this is a third of the struct, and its
 // strings that repeat on every event (namespace, kind, type, reason) are one
-// copy each. Messages are kept as they came: most name their object.
+// copy each, and so are the messages that do not name their object (the
+// thousands of waiting Workloads' "couldn't assign flavors …" are a few
+// distinct sentences); those that name it are kept as they came.
 type Event struct {
 	// Namespace, Name and ResourceVersion are the Event's own: the cache's
 	// key and the informer's bookkeeping.
@@ -136,9 +139,18 @@ func compactEvent(obj any) (any, error) {
 	return &Event{
 		Namespace: intern(e.Namespace), Name: e.Name, ResourceVersion: e.ResourceVersion,
 		Kind: intern(e.InvolvedObject.Kind), Object: e.InvolvedObject.Name, ObjectNamespace: intern(objectNamespace),
-		Type: intern(e.Type), Reason: intern(e.Reason), Message: e.Message,
+		Type: intern(e.Type), Reason: intern(e.Reason), Message: eventMessage(e),
 		Count: e.Count, LastSeen: lastSeen(e),
 	}, nil
+}
+
+// eventMessage is e's message, one copy shared by the events that say the
+// same unless it names e's object (no other event would say it).
+func eventMessage(e *corev1.Event) string {
+	if e.InvolvedObject.Name != "" && strings.Contains(e.Message, e.InvolvedObject.Name) {
+		return e.Message
+	}
+	return intern(e.Message)
 }
 
 // EventsAbout returns the events about the named object (kind is the

@@ -3,6 +3,7 @@ package kube
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,18 @@ func TestEventCacheKeepsACompactEventWithWhatJobPagesRead(t *testing.T) {
 	again, err := compactEvent(e)
 	require.NoError(t, err)
 	assert.Same(t, e, again)
+
+	// Thousands of waiting Workloads say the same sentence: one copy of it.
+	// A message that names its object is its own.
+	other := full.DeepCopy()
+	other.Name, other.InvolvedObject.Name = "job-eval.18a80", "job-eval"
+	obj, err = compactEvent(other)
+	require.NoError(t, err)
+	assert.Equal(t, unsafe.StringData(e.Message), unsafe.StringData(obj.(*Event).Message), "the same sentence is shared")
+	named := full.DeepCopy()
+	named.Message = "Created pod: job-train-0-abcde"
+	obj, err = compactEvent(named)
+	require.NoError(t, err)
+	assert.Equal(t, named.Message, obj.(*Event).Message)
+	assert.Equal(t, unsafe.StringData(named.Message), unsafe.StringData(obj.(*Event).Message), "kept as it came")
 }
