@@ -121,12 +121,15 @@ func (c *NodeCache) pool(rf *kueue.ResourceFlavor) (flavorPool, error) {
 	if ok && p.version == version && p.selector == selectorText {
 		return p, nil
 	}
-	nodes, err := c.lister.List(selector)
+	nodes, err := c.lister.List(labels.Everything())
 	if err != nil {
 		return flavorPool{}, fmt.Errorf("list nodes of flavor %s from cache: %w", rf.Name, err)
 	}
-	p = flavorPool{version: version, selector: selectorText, capacity: corev1.ResourceList{}, nodes: make([]string, 0, len(nodes))}
+	p = flavorPool{version: version, selector: selectorText, capacity: corev1.ResourceList{}, nodes: []string{}}
 	for _, n := range nodes {
+		if !selector.Matches(nodeLabels{n}) {
+			continue
+		}
 		p.nodes = append(p.nodes, n.Name)
 		for name, q := range n.Status.Allocatable {
 			sum := p.capacity[name]
@@ -139,6 +142,37 @@ func (c *NodeCache) pool(rf *kueue.ResourceFlavor) (flavorPool, error) {
 	c.pools[rf.Name] = p
 	c.mu.Unlock()
 	return p, nil
+}
+
+// hostnameIsName marks, among a cached node's labels, that its hostname
+// label was its name (trimNode). No label key can start with a NUL.
+const hostnameIsName = "\x00" + corev1.LabelHostname + "=name"
+
+// nodeLabels are a cached node's labels as the API server has them: its
+// hostname label put back.
+type nodeLabels struct{ node *corev1.Node }
+
+func (l nodeLabels) Lookup(key string) (string, bool) {
+	if key == corev1.LabelHostname && l.hostnameIsName() {
+		return l.node.Name, true
+	}
+	v, ok := l.node.Labels[key]
+	return v, ok
+}
+
+func (l nodeLabels) Has(key string) bool {
+	_, ok := l.Lookup(key)
+	return ok
+}
+
+func (l nodeLabels) Get(key string) string {
+	v, _ := l.Lookup(key)
+	return v
+}
+
+func (l nodeLabels) hostnameIsName() bool {
+	_, ok := l.node.Labels[hostnameIsName]
+	return ok
 }
 
 // ClusterQueues returns every ClusterQueue in the cache, sorted by name.

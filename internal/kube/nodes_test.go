@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -94,4 +95,41 @@ func TestNodeHeartbeatKeepsThePoolSum(t *testing.T) {
 	// heartbeats before it were seen and did not count.
 	require.Eventually(t, func() bool { return c.version.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, uint64(2), c.version.Load())
+}
+
+// A pool's nodes differ in their labels only by the hostname, which is
+// their name: the cache keeps one map of labels for the pool, and a
+// flavor that selects nodes by hostname still finds them.
+func TestPoolNodesShareTheirLabelsAndStillMatchByHostname(t *testing.T) {
+	ctx := t.Context()
+	node := func(name, host string) *corev1.Node {
+		n := gpuNode(name, "h100", 8)
+		n.Labels["kubernetes.io/hostname"] = host
+		n.Labels["type"] = "kwok"
+		return n
+	}
+	client := fake.NewClientset(node("gpu-1", "gpu-1"), node("gpu-2", "gpu-2"), node("gpu-3", "metal-3"))
+	c := NewNodeCache(client, 0)
+	c.Start(ctx)
+	require.NoError(t, c.WaitForSync(ctx))
+
+	cached := func(name string) *corev1.Node {
+		n, err := c.lister.Get(name)
+		require.NoError(t, err)
+		return n
+	}
+	assert.Equal(t, reflect.ValueOf(cached("gpu-1").Labels).UnsafePointer(), reflect.ValueOf(cached("gpu-2").Labels).UnsafePointer(),
+		"one map for the pool's nodes")
+	assert.Equal(t, "metal-3", nodeLabels{cached("gpu-3")}.Get("kubernetes.io/hostname"), "a hostname other than the name is kept")
+
+	flavorNodes := func(labels map[string]string) []string {
+		rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "f"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: labels}}
+		nodes, err := c.FlavorNodes(rf)
+		require.NoError(t, err)
+		return nodes
+	}
+	assert.Equal(t, []string{"gpu-1", "gpu-2", "gpu-3"}, flavorNodes(map[string]string{"pool": "h100", "type": "kwok"}))
+	assert.Equal(t, []string{"gpu-2"}, flavorNodes(map[string]string{"kubernetes.io/hostname": "gpu-2"}))
+	assert.Equal(t, []string{"gpu-3"}, flavorNodes(map[string]string{"kubernetes.io/hostname": "metal-3"}))
+	assert.Empty(t, flavorNodes(map[string]string{"kubernetes.io/hostname": "gpu-3"}))
 }
