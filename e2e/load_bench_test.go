@@ -244,8 +244,10 @@ func BenchmarkLoad(b *testing.B) {
 				cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
 				busy0, all0 := machineCPU(b)
 				t0 := time.Now()
+				stopSampling := sampleCPU(b.Context())
 				lat, timings, failed := load(b, p.clients, portal.URL, p.url, think)
 				took := time.Since(t0)
+				samples := stopSampling()
 				perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
 				busy1, all1 := machineCPU(b)
 				busy := 100 * float64(busy1-busy0) / float64(all1-all0)
@@ -268,6 +270,10 @@ func BenchmarkLoad(b *testing.B) {
 				// the statements PostgreSQL logged as slow and the stack's logs.
 				fmt.Printf("TAIL page=%s think_ms=%d nice=%d from=%s to=%s slowest=%s\n", p.path, think.Milliseconds(), m.nice,
 					t0.UTC().Format(tailClock), time.Now().UTC().Format(tailClock), slowestViews(lat, timings))
+				// What ran while the slowest views waited.
+				for _, stall := range stalls(samples, lat, timings, 3) {
+					fmt.Printf("STALL page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, stall)
+				}
 				// machine_busy_pct is how busy every core was (the stack, the
 				// load generator and the portal): a p99 taken on a saturated
 				// machine measures the queue for a core as much as the page.

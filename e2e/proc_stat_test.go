@@ -22,3 +22,27 @@ func TestParseStatReadsACommandWithSpacesAndItsCPUTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "e2e.test", procs[os.Getpid()].name, "this test's own process")
 }
+
+// A STALL line names, for a slow view, what ran in the samples around it:
+// the window, the share of it in which a thread waited for a core, and the
+// busiest processes.
+func TestStallsNameWhatRanAroundTheSlowestViews(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 18, 41, 25, 0, time.UTC)
+	sample := func(after time.Duration, apiserver, postgres int64, waited time.Duration) cpuSample {
+		return cpuSample{at: t0.Add(after), waited: waited,
+			procs: map[int]procTicks{10: {name: "kube-apiserver", ticks: apiserver}, 20: {name: "postgres", ticks: postgres}}}
+	}
+	samples := []cpuSample{
+		sample(0, 100, 50, time.Second),
+		sample(500*time.Millisecond, 180, 51, 1400*time.Millisecond),
+		sample(time.Second, 230, 53, 1700*time.Millisecond),
+	}
+	lat := []time.Duration{300 * time.Millisecond, 2 * time.Millisecond}
+	timings := []viewTiming{{at: t0.Add(100 * time.Millisecond)}, {at: t0.Add(600 * time.Millisecond)}}
+
+	got := stalls(samples, lat, timings, 1)
+	require.Len(t, got, 1, "the slowest view only")
+	assert.Equal(t, `at=18:41:25.100 ms=300 window_ms=500 cpu_wait_pct=80 busiest="kube-apiserver[10] 160%, postgres[20] 2%"`, got[0])
+	assert.Len(t, stalls(samples, lat, timings, 5), 2)
+	assert.Empty(t, stalls(samples[:1], lat, timings, 5), "no sample after the view: nothing to say")
+}
