@@ -289,11 +289,22 @@ func BenchmarkLoad(b *testing.B) {
 	// RSS counts the binary's mapped code and data (file pages) beside
 	// what the portal allocated (anonymous pages).
 	rssFile := procStatusKB(b, portal.proc.cmd.Process.Pid, "RssFile") << 10
+	rssPeak := procStatusKB(b, portal.proc.cmd.Process.Pid, "VmHWM") << 10
 	heap := metricValue(b, portal.URL+"/metrics", "go_memstats_heap_inuse_bytes")
+	// Where the anonymous pages beyond the heap in use went: free heap
+	// pages the runtime has not returned yet, goroutine stacks, and the
+	// runtime's own books (spans, the collector's bitmaps, profiling).
+	mem := func(name string) float64 {
+		return metricValue(b, portal.URL+"/metrics", "go_memstats_"+name+"_bytes") / (1 << 20)
+	}
+	heapFree := mem("heap_idle") - mem("heap_released")
+	stacks := mem("stack_sys")
+	books := mem("mspan_sys") + mem("mcache_sys") + mem("buck_hash_sys") + mem("gc_sys") + mem("other_sys")
+	nextGC := mem("next_gc")
 	live := liveHeap(b, portal, debugURL, filepath.Join(profiles, "heap.pprof"))
 	b.Logf("CPU profiles of each page's load and the heap profile at the end are in %s (go tool pprof)", profiles)
-	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d\n", workloads, nodes,
-		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit)
+	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d rss_peak_mib=%d heap_free_mib=%.0f stacks_mib=%.0f runtime_mib=%.0f next_gc_mib=%.0f\n", workloads, nodes,
+		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit, rssPeak>>20, heapFree, stacks, books, nextGC)
 	fmt.Printf("BENCH load-cluster workloads=%d running=%d nodes=%d dcgm_series=%d ledger_rows=%d users=%d admins=%d background_busy_pct=%.0f settled=%t\n", workloads, running, nodes,
 		series, workloads, loadUsers, loadAdmins, background, settled)
 }
