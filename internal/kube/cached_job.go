@@ -81,3 +81,25 @@ func (c *cachedJob) job() *batchv1.Job {
 		Suspend: s.Suspend, CompletionMode: s.CompletionMode, PodReplacementPolicy: s.PodReplacementPolicy,
 		ManagedBy: s.ManagedBy, Scheduling: s.Scheduling}}
 }
+
+// JobState is what a job's status reads of its batch Job: its labels,
+// parallelism, active pods and conditions. The job cache answers it
+// without building a batchv1.Job, 1,320 bytes for each row of a job list
+// (half of what the job list allocated per view at 10,000 workloads).
+type JobState struct {
+	// Labels are shared with the cache: they must not be modified. From
+	// the cache they lack the instance label when it is the Job's name.
+	Labels      map[string]string
+	Parallelism *int32
+	Active      int32
+	Conditions  []batchv1.JobCondition
+}
+
+// StateOf is the state of a whole Job.
+func StateOf(j *batchv1.Job) JobState {
+	return JobState{Labels: j.Labels, Parallelism: j.Spec.Parallelism, Active: j.Status.Active, Conditions: j.Status.Conditions}
+}
+
+func (c *cachedJob) state() JobState {
+	return JobState{Labels: c.Labels, Parallelism: c.spec.Parallelism, Active: c.status.Active, Conditions: c.status.Conditions}
+}

@@ -106,6 +106,15 @@ func TestJobCacheReturnsTheJobItKeptCompact(t *testing.T) {
 	assert.Equal(t, "alice", got.Labels[naming.LabelOwner])
 	assert.Empty(t, got.Spec.Template.Spec.Containers)
 
+	// What a job list row reads, without building the Job.
+	state, err := c.JobState("team-vision", "train-a")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", state.Labels[naming.LabelOwner])
+	assert.Equal(t, "vision", state.Labels[naming.LabelTeam])
+	assert.Equal(t, got.Status.Conditions, state.Conditions)
+	assert.Equal(t, got.Spec.Parallelism, state.Parallelism)
+	assert.LessOrEqual(t, allocsOf(func() { _, _ = c.JobState("team-vision", "train-a") }), 1.0, "a row's state allocates its key only")
+
 	refs, total, err := c.JobRefs(JobQuery{Namespaces: []string{"team-vision"}, Limit: 10})
 	require.NoError(t, err)
 	assert.Equal(t, 1, total)
@@ -118,4 +127,8 @@ func TestJobCacheReturnsTheJobItKeptCompact(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "a deleted job leaves the list")
 	_, err = c.Job("team-vision", "train-a")
 	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = c.JobState("team-vision", "train-a")
+	assert.ErrorIs(t, err, ErrNotFound)
 }
+
+func allocsOf(f func()) float64 { return testing.AllocsPerRun(100, f) }

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -183,21 +184,31 @@ func typed[T any](objs []any) []T {
 
 // Job returns the named batch Job, or an error matching ErrNotFound.
 func (c *JobCache) Job(namespace, name string) (*batchv1.Job, error) {
-	j, err := getFrom[*cachedJob](c, c.jobs, batchv1.Resource("jobs").String(), namespace, name)
+	j, err := getFrom[*cachedJob](c, c.jobs, batchv1.Resource("jobs"), namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	return j.job(), nil
 }
 
+// JobState returns what a status reads of the named batch Job, or an
+// error matching ErrNotFound.
+func (c *JobCache) JobState(namespace, name string) (JobState, error) {
+	j, err := getFrom[*cachedJob](c, c.jobs, batchv1.Resource("jobs"), namespace, name)
+	if err != nil {
+		return JobState{}, err
+	}
+	return j.state(), nil
+}
+
 // StatefulSet returns the named StatefulSet, or an error matching ErrNotFound.
 func (c *JobCache) StatefulSet(namespace, name string) (*appsv1.StatefulSet, error) {
-	return getFrom[*appsv1.StatefulSet](c, c.statefulSets, appsv1.Resource("statefulsets").String(), namespace, name)
+	return getFrom[*appsv1.StatefulSet](c, c.statefulSets, appsv1.Resource("statefulsets"), namespace, name)
 }
 
 // Deployment returns the named Deployment, or an error matching ErrNotFound.
 func (c *JobCache) Deployment(namespace, name string) (*appsv1.Deployment, error) {
-	return getFrom[*appsv1.Deployment](c, c.deployments, appsv1.Resource("deployments").String(), namespace, name)
+	return getFrom[*appsv1.Deployment](c, c.deployments, appsv1.Resource("deployments"), namespace, name)
 }
 
 // Pods returns the pods of the launch whose objects are named instance.
@@ -215,7 +226,7 @@ func (c *JobCache) WorkloadsOwnedBy(namespace, kind, name string) ([]*kueue.Work
 	return sortedByName[*kueue.Workload](c.owned.objects(c.workloads.GetStore(), ownerKey(namespace, kind, name))), nil
 }
 
-func getFrom[T any](c *JobCache, inf cache.SharedIndexInformer, resource, namespace, name string) (T, error) {
+func getFrom[T any](c *JobCache, inf cache.SharedIndexInformer, resource schema.GroupResource, namespace, name string) (T, error) {
 	var zero T
 	if !c.HasSynced() {
 		return zero, ErrNotSynced

@@ -47,16 +47,16 @@ func (s teamJobsStub) JobRefs(q kube.JobQuery) ([]kube.JobRef, int, error) {
 	return refs, total, nil
 }
 
-func (s teamJobsStub) Job(namespace, name string) (*batchv1.Job, error) {
+func (s teamJobsStub) JobState(namespace, name string) (kube.JobState, error) {
 	s.lookups.Add(1)
 	for _, js := range s.jobs {
 		for _, j := range js {
 			if j.Namespace == namespace && j.Name == name {
-				return j, nil
+				return kube.StateOf(j), nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("job %s/%s not found", namespace, name)
+	return kube.JobState{}, fmt.Errorf("job %s/%s not found", namespace, name)
 }
 
 func (s teamJobsStub) StatefulSet(namespace, name string) (*appsv1.StatefulSet, error) {

@@ -82,7 +82,7 @@ func ownerOf(wl *kueue.Workload) (kind, name string, ok bool) {
 func (r Reader) isGantrys(src NamespaceWorkloadLister, ns, kind, name string) bool {
 	switch kind {
 	case "Job":
-		_, err := r.Jobs.Job(ns, name)
+		_, err := r.Jobs.JobState(ns, name)
 		return err == nil || !errors.Is(err, kube.ErrNotFound)
 	case "Pod":
 		_, err := src.PodByName(ns, name)

@@ -36,7 +36,7 @@ type Status struct {
 
 // JobReader is the part of the job cache status needs.
 type JobReader interface {
-	Job(namespace, name string) (*batchv1.Job, error)
+	JobState(namespace, name string) (kube.JobState, error)
 	StatefulSet(namespace, name string) (*appsv1.StatefulSet, error)
 	Deployment(namespace, name string) (*appsv1.Deployment, error)
 	Pods(namespace, instance string) ([]*corev1.Pod, error)
@@ -55,18 +55,20 @@ func StatusOf(r JobReader, namespace, name string, kind catalog.Kind) (Status, e
 	}
 	switch kind {
 	case catalog.KindTraining:
-		job, err := r.Job(namespace, name)
+		js, err := r.JobState(namespace, name)
 		if err != nil {
 			return Status{}, err
 		}
-		st.fromLabels(job.Labels)
-		st.Replicas = derefOr(job.Spec.Parallelism, 1)
-		st.ReadyReplicas = job.Status.Active
+		st.fromLabels(js.Labels)
+		st.Replicas = derefOr(js.Parallelism, 1)
+		st.ReadyReplicas = js.Active
 		wls, err := r.WorkloadsOwnedBy(namespace, "Job", name)
 		if err != nil {
 			return Status{}, err
 		}
-		st.Phase, st.Message = queue.PhaseOf(queue.StatusInput{Workloads: wls, Pods: pods, Job: job})
+		// PhaseOf reads the Job's conditions only; this one stays on the stack.
+		job := batchv1.Job{Status: batchv1.JobStatus{Conditions: js.Conditions}}
+		st.Phase, st.Message = queue.PhaseOf(queue.StatusInput{Workloads: wls, Pods: pods, Job: &job})
 	case catalog.KindNotebook:
 		sts, err := r.StatefulSet(namespace, name)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/queue"
 )
@@ -24,7 +25,12 @@ type cacheStub struct {
 	wls  []*kueue.Workload
 }
 
-func (c cacheStub) Job(_, _ string) (*batchv1.Job, error)                      { return c.job, nil }
+func (c cacheStub) JobState(_, _ string) (kube.JobState, error) {
+	if c.job == nil {
+		return kube.JobState{}, nil
+	}
+	return kube.StateOf(c.job), nil
+}
 func (c cacheStub) StatefulSet(_, _ string) (*appsv1.StatefulSet, error)       { return c.sts, nil }
 func (c cacheStub) Deployment(_, _ string) (*appsv1.Deployment, error)         { return nil, nil }
 func (c cacheStub) Pods(_, _ string) ([]*corev1.Pod, error)                    { return c.pods, nil }

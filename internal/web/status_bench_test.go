@@ -113,6 +113,13 @@ func (c *benchCluster) Job(ns, name string) (*batchv1.Job, error) {
 	}
 	return nil, &kube.APIError{Kind: kube.ErrNotFound, Err: fmt.Errorf("job %s not found", name)}
 }
+func (c *benchCluster) JobState(ns, name string) (kube.JobState, error) {
+	j, err := c.Job(ns, name)
+	if err != nil {
+		return kube.JobState{}, err
+	}
+	return kube.StateOf(j), nil
+}
 func (c *benchCluster) StatefulSet(ns, name string) (*appsv1.StatefulSet, error) {
 	return nil, &kube.APIError{Kind: kube.ErrNotFound, Err: fmt.Errorf("no statefulsets")}
 }
