@@ -1,5 +1,7 @@
 package views
 
+import "github.com/a-h/templ"
+
 // TeamStatusProps is a team's page: quota, queue, waits, GPU-hours and spend.
 type TeamStatusProps struct {
 	Team, DisplayName string
@@ -69,8 +71,9 @@ type ClusterProps struct {
 	Counts     []QueueCountRow
 	Teams      []TeamSpendRow
 	MonthLabel string
-	// Weekly is each team's useful, idle and failed GPU-hours per week.
-	Weekly []TeamWeeksChart
+	// Weekly is each team's useful, idle and failed GPU-hours per week
+	// (ClusterWeeklyCharts, kept rendered); nil shows none.
+	Weekly templ.Component
 }
 
 // PoolRow is a node pool's capacity, allocation and utilization.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,9 +73,10 @@ func (a *countingAccounting) Decide(_ context.Context, _ cost.Actor, team, names
 }
 
 func (a *countingAccounting) Weeks(context.Context, int) ([]cost.TeamWeeks, error) {
-	a.weeks.Add(1)
+	n := a.weeks.Add(1)
 	time.Sleep(fakeQueryTime)
-	return []cost.TeamWeeks{{Team: "vision", Weeks: []cost.WeekHours{{Week: cost.WeekStart(time.Now()), Useful: 8}}}}, nil
+	// Each read finds 8 more useful GPU-hours, as if a run had ended.
+	return []cost.TeamWeeks{{Team: "vision", Weeks: []cost.WeekHours{{Week: cost.WeekStart(time.Now()), Useful: 8 * float64(n)}}}}, nil
 }
 
 // versionedLedger is the load cluster's ledger with a version a test bumps.
@@ -122,6 +124,8 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
 		ledgerFigures: newLedgerFiguresCache()}
 
+	// weeklyShown is the useful GPU-hours the last cluster view's chart showed.
+	var weeklyShown atomic.Int64
 	clusterView := func(int) error {
 		c, _ := gin.CreateTestContext(httptest.NewRecorder())
 		c.Request = httptest.NewRequest("GET", "/cluster", nil)
@@ -132,10 +136,20 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 		if len(cs.Pools) != 1 || cs.Pools[0].Utilization == nil {
 			return fmt.Errorf("cluster page shows pools %+v, want one pool with its utilization", cs.Pools)
 		}
-		if weekly := h.clusterWeeklyCharts(c); len(weekly) != 1 {
-			return fmt.Errorf("cluster page shows %d weekly charts, want 1", len(weekly))
+		var weekly strings.Builder
+		if err := h.clusterWeeklyCharts(c).Render(c.Request.Context(), &weekly); err != nil {
+			return err
 		}
-		return nil
+		if n := strings.Count(weekly.String(), `data-testid="weekly-vision"`); n != 1 {
+			return fmt.Errorf("cluster page shows %d weekly charts, want 1", n)
+		}
+		for n := acc.weeks.Load(); n > 0; n-- {
+			if strings.Contains(weekly.String(), `data-value="`+hours(8*float64(n))+` GPU-h"`) {
+				weeklyShown.Store(8 * n)
+				return nil
+			}
+		}
+		return fmt.Errorf("cluster page's weekly chart shows none of the figures read: %s", weekly.String())
 	}
 	viewsBy(t, 50, 100, clusterView)
 	assert.LessOrEqual(t, acc.weeks.Load(), int64(2), "weekly accounting queries for 100 views of the cluster page")
@@ -147,6 +161,7 @@ func TestClusterAndJobPagesShareQueries(t *testing.T) {
 	ledger.version.Add(1) // a run ended: the chart must show it
 	require.NoError(t, clusterView(0))
 	assert.Equal(t, before+1, acc.weeks.Load(), "a ledger change is read on the next view")
+	assert.Equal(t, 8*acc.weeks.Load(), weeklyShown.Load(), "the next view's chart shows the figures read after the change, not the chart drawn before")
 
 	i := loadJobs - 1 // admitted and running
 	team := loadTeams[i%len(loadTeams)]

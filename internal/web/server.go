@@ -144,6 +144,8 @@ type handler struct {
 	badges *store.Kept[navBadgeCounts]
 	// jobGPU counts job panels by how their GPU figures came; nil counts nothing.
 	jobGPU *prometheus.CounterVec
+	// weeklyCharts keeps the cluster page's weekly charts rendered.
+	weeklyCharts renderedWeeks
 }
 
 // NewHandler builds the portal's HTTP handler, probes and metrics included.
