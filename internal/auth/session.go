@@ -59,6 +59,7 @@ type SessionOptions struct {
 // sessions table of db.
 func NewSessionManager(db *sql.DB, opts SessionOptions) *scs.SessionManager {
 	sm := scs.New()
+	sm.Codec = newDecodedSessions(sm.Codec)
 	rows := pgSessions{PostgresStore: postgresstore.NewWithConfig(db, postgresstore.Config{CleanUpInterval: opts.CleanupInterval}), db: db}
 	log := opts.Log
 	if log == nil {
