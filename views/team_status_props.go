@@ -72,7 +72,8 @@ type ClusterProps struct {
 	Teams      []TeamSpendRow
 	MonthLabel string
 	// Weekly is each team's useful, idle and failed GPU-hours per week
-	// (ClusterWeeklyCharts, kept rendered); nil shows none.
+	// (ClusterWeeklyCharts, kept rendered); nil shows the section saying
+	// no run ended in these weeks.
 	Weekly templ.Component
 }
 

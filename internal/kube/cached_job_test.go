@@ -113,7 +113,7 @@ func TestJobCacheReturnsTheJobItKeptCompact(t *testing.T) {
 	assert.Equal(t, "vision", state.Labels[naming.LabelTeam])
 	assert.Equal(t, got.Status.Conditions, state.Conditions)
 	assert.Equal(t, got.Spec.Parallelism, state.Parallelism)
-	assert.LessOrEqual(t, allocsOf(func() { _, _ = c.JobState("team-vision", "train-a") }), 1.0, "a row's state allocates its key only")
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _, _ = c.JobState("team-vision", "train-a") }), 1.0, "a row's state allocates its key only")
 
 	refs, total, err := c.JobRefs(JobQuery{Namespaces: []string{"team-vision"}, Limit: 10})
 	require.NoError(t, err)
@@ -130,5 +130,3 @@ func TestJobCacheReturnsTheJobItKeptCompact(t *testing.T) {
 	_, err = c.JobState("team-vision", "train-a")
 	assert.ErrorIs(t, err, ErrNotFound)
 }
-
-func allocsOf(f func()) float64 { return testing.AllocsPerRun(100, f) }

@@ -173,9 +173,10 @@ func (r *renderedWeeks) of(ctx context.Context, tw []cost.TeamWeeks) templ.Compo
 	kept := r.from == &tw[0] && r.n == len(tw)
 	r.mu.Unlock()
 	if !kept {
+		charts := views.ClusterWeeklyCharts(weeklyCharts(tw))
 		var b bytes.Buffer
-		if err := views.ClusterWeeklyCharts(weeklyCharts(tw)).Render(ctx, &b); err != nil {
-			return views.ClusterWeeklyCharts(weeklyCharts(tw))
+		if err := charts.Render(ctx, &b); err != nil {
+			return charts
 		}
 		html = b.Bytes()
 		r.mu.Lock()
