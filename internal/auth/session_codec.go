@@ -14,6 +14,12 @@ import (
 // past it they are all dropped and decoded again as views come.
 const maxDecodedSessions = 1024
 
+// decodedSessionIdle is how long decoded values are kept without a view
+// asking for them: a session's bytes change each time it is written (a
+// flash message put and popped), and the values of its old bytes are
+// never asked for again.
+const decodedSessionIdle = time.Minute
+
 // decodedSessions is a session codec that keeps the values of the sessions
 // it decoded by their encoded bytes. Each view decodes its session, and
 // scs's gob codec makes a new gob decoder for each, which compiles its
@@ -25,24 +31,32 @@ const maxDecodedSessions = 1024
 type decodedSessions struct {
 	scs.Codec
 	mu     sync.Mutex
-	byData map[string]decodedSession
+	byData map[string]*decodedSession
+	// swept is when values idle past decodedSessionIdle were last dropped.
+	swept time.Time
+	now   func() time.Time
 }
 
 type decodedSession struct {
 	deadline time.Time
 	values   map[string]any
+	used     time.Time
 }
 
 func newDecodedSessions(c scs.Codec) *decodedSessions {
-	return &decodedSessions{Codec: c, byData: map[string]decodedSession{}}
+	return &decodedSessions{Codec: c, byData: map[string]*decodedSession{}, now: time.Now}
 }
 
 // Decode answers the values of data from memory when it decoded the same
 // bytes before. Each caller gets values of its own: scs changes the map
 // when the view puts or pops a value.
 func (d *decodedSessions) Decode(data []byte) (time.Time, map[string]any, error) {
+	now := d.now()
 	d.mu.Lock()
 	s, ok := d.byData[string(data)]
+	if ok {
+		s.used = now
+	}
 	d.mu.Unlock()
 	if ok {
 		return s.deadline, ownValues(s.values), nil
@@ -52,11 +66,15 @@ func (d *decodedSessions) Decode(data []byte) (time.Time, map[string]any, error)
 		return deadline, values, err
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Sub(d.swept) >= decodedSessionIdle/4 {
+		d.swept = now
+		maps.DeleteFunc(d.byData, func(_ string, s *decodedSession) bool { return now.Sub(s.used) >= decodedSessionIdle })
+	}
 	if len(d.byData) >= maxDecodedSessions {
 		clear(d.byData)
 	}
-	d.byData[string(data)] = decodedSession{deadline: deadline, values: ownValues(values)}
-	d.mu.Unlock()
+	d.byData[string(data)] = &decodedSession{deadline: deadline, values: ownValues(values), used: now}
 	return deadline, values, nil
 }
 

@@ -75,3 +75,33 @@ func TestDecodedSessionsAreBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(codec.byData), maxDecodedSessions)
 }
+
+// The values of bytes no view asks for any more (a session written since)
+// are dropped once idle for decodedSessionIdle; those in use stay.
+func TestDecodedSessionsNotAskedForAreDropped(t *testing.T) {
+	gob := &countingCodec{}
+	codec := newDecodedSessions(gob)
+	now := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)
+	codec.now = func() time.Time { return now }
+	encode := func(id int64) []byte {
+		data, err := codec.Encode(now.Add(time.Hour), map[string]any{keyUserID: id})
+		require.NoError(t, err)
+		return data
+	}
+	inUse, written := encode(1), encode(2)
+	for _, data := range [][]byte{inUse, written} {
+		_, _, err := codec.Decode(data)
+		require.NoError(t, err)
+	}
+	for range 4 {
+		now = now.Add(decodedSessionIdle / 2)
+		_, _, err := codec.Decode(inUse) // a view every half minute
+		require.NoError(t, err)
+	}
+	_, _, err := codec.Decode(encode(3)) // new bytes: a sweep
+	require.NoError(t, err)
+	assert.Len(t, codec.byData, 2, "the session in use and the new one; the idle one dropped")
+	assert.Contains(t, codec.byData, string(inUse))
+	assert.NotContains(t, codec.byData, string(written))
+	assert.Equal(t, int64(3), gob.decodes.Load(), "the session in use was decoded once")
+}
