@@ -8,9 +8,10 @@ import "github.com/gantry-dev/gantry/internal/roster"
 // resolves its user from (the users table announces on the tokens'
 // topic). A launch read them in two round trips before it created
 // anything; at 50 launches a second, beside the API server on two cores,
-// the slowest launches waited about 400 ms on those and their record. Each is kept until a change of its table is told by this
-// process's writers (Changes.Told) or announced by the database
-// (migration 00033), and at most keptMaxAge.
+// the slowest launches waited about 400 ms on those and their record.
+// Each is kept until a change of its table is told by this process's
+// writers (Changes.Told) or announced by the database (migration 00033),
+// and at most keptMaxAge.
 type keptReads struct {
 	changes   *Changes
 	tokens    *Kept[APIToken]

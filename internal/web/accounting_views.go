@@ -1,11 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -160,7 +159,7 @@ type renderedWeeks struct {
 	mu   sync.Mutex
 	from *cost.TeamWeeks // the figures' first team; nil keeps nothing
 	n    int
-	html []byte
+	html string
 }
 
 // of is the charts of tw, rendered once for each figures read.
@@ -174,19 +173,16 @@ func (r *renderedWeeks) of(ctx context.Context, tw []cost.TeamWeeks) templ.Compo
 	r.mu.Unlock()
 	if !kept {
 		charts := views.ClusterWeeklyCharts(weeklyCharts(tw))
-		var b bytes.Buffer
+		var b strings.Builder
 		if err := charts.Render(ctx, &b); err != nil {
 			return charts
 		}
-		html = b.Bytes()
+		html = b.String()
 		r.mu.Lock()
 		r.from, r.n, r.html = &tw[0], len(tw), html
 		r.mu.Unlock()
 	}
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := w.Write(html)
-		return err
-	})
+	return templ.Raw(html)
 }
 
 // weeklyCharts lays out each team's weeks as stacked bars: useful, idle, failed.
