@@ -141,19 +141,23 @@ func TestAJobsRowsAreFoundByIndex(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	const ns, job = "team-vision", "pytorch-train-abcdefgh12"
-	// The statements readJobRows sends.
-	dry := s.dry()
+	// The statements readJobRows sends, built once with marks for the
+	// job, are the ones gorm builds for this job.
+	kept, dry := s.jobRowsSQL(), s.dry()
 	for _, q := range []struct {
 		name string
+		kept jobStatement
 		st   *gorm.Statement
 	}{
-		{"manifest", manifestQuery(dry, ns, job).Select("manifest").Find(&[]string{}).Statement},
-		{"runs", jobRunsQuery(dry, ns, job).Find(&[]LedgerRow{}).Statement},
-		{"moments", jobMomentsQuery(dry, ns, job).Find(&[]JobMoment{}).Statement},
-		{"latest idle episode", latestIdleEpisodeQuery(dry, ns, job).Limit(1).Find(&[]IdleEpisode{}).Statement},
-		{"verdict", verdictQuery(dry, ns, job).Limit(1).Find(&[]RunVerdict{}).Statement},
+		{"manifest", kept.manifest, manifestQuery(dry, ns, job).Select("manifest").Find(&[]string{}).Statement},
+		{"runs", kept.runs, jobRunsQuery(dry, ns, job).Find(&[]LedgerRow{}).Statement},
+		{"moments", kept.moments, jobMomentsQuery(dry, ns, job).Find(&[]JobMoment{}).Statement},
+		{"latest idle episode", kept.episode, latestIdleEpisodeQuery(dry, ns, job).Limit(1).Find(&[]IdleEpisode{}).Statement},
+		{"verdict", kept.verdict, verdictQuery(dry, ns, job).Limit(1).Find(&[]RunVerdict{}).Statement},
 	} {
 		name, st := q.name, q.st
+		assert.Equal(t, st.SQL.String(), q.kept.sql, name)
+		assert.Equal(t, st.Vars, q.kept.args(ns, job), name)
 		var plan []string
 		require.NoError(t, s.withPgx(ctx, func(c *pgx.Conn) error {
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {

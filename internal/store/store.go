@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,9 @@ type Store struct {
 	// kept are the reads every launch and API call makes (KeepReads);
 	// unset, they are read from the database each time.
 	kept keptReads
+	// jobRowsSQL builds, the first time, the statements a job's page sends
+	// (ReadJobTogether).
+	jobRowsSQL func() jobRowsStatements
 }
 
 // DefaultMaxConns bounds a replica's connections to PostgreSQL, open and
@@ -87,7 +91,9 @@ func OpenWith(ctx context.Context, dsn string, maxConns int) (*Store, error) {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db}
+	s.jobRowsSQL = sync.OnceValue(s.buildJobRowsStatements)
+	return s, nil
 }
 
 // queryTimer is the pgx tracer that counts each query's round trip as a

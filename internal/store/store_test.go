@@ -20,14 +20,14 @@ import (
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newStore opens a migrated store on a fresh database.
-func newStore(t *testing.T) *Store {
+func newStore(t testing.TB) *Store {
 	t.Helper()
 	s, _ := newStoreAt(t)
 	return s
 }
 
 // newStoreAt is newStore and the fresh database's DSN.
-func newStoreAt(t *testing.T) (*Store, string) {
+func newStoreAt(t testing.TB) (*Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := stacktest.Postgres(t)
