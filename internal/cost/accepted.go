@@ -57,6 +57,7 @@ func (e *InputError) Error() string {
 // AccountingStore is the database side of cost per accepted unit.
 type AccountingStore interface {
 	AccountedRuns(ctx context.Context, team string, from, to time.Time) ([]store.AccountedRun, error)
+	RunHoursBetween(ctx context.Context, from, to time.Time) ([]store.RunHours, error)
 	PoolHours(ctx context.Context, from, to time.Time) ([]store.PoolMonthHours, error)
 	PoolSharedCosts(ctx context.Context, from, to time.Time) ([]store.PoolSharedCost, error)
 	TeamVerdicts(ctx context.Context, team string) ([]store.DatedVerdict, error)
@@ -237,7 +238,7 @@ type TeamWeeks struct {
 // weeks weeks (the current one included), teams by name.
 func (a *Accounting) Weeks(ctx context.Context, weeks int) ([]TeamWeeks, error) {
 	first := WeekStart(a.now()).AddDate(0, 0, -7*(weeks-1))
-	runs, err := a.Store.AccountedRuns(ctx, "", first, first.AddDate(0, 0, 7*weeks))
+	runs, err := a.Store.RunHoursBetween(ctx, first, first.AddDate(0, 0, 7*weeks))
 	if err != nil {
 		return nil, fmt.Errorf("weekly GPU-hours: %w", err)
 	}

@@ -2,6 +2,7 @@ package cost_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -23,6 +24,17 @@ func (e endpointsServed) EndpointUsage(context.Context, string, time.Time, time.
 	return e, nil
 }
 
+// migratedStore opens a store on a fresh, migrated database.
+func migratedStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, stacktest.Postgres(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	return db
+}
+
 func dollars(t *testing.T, s string) money.USD {
 	t.Helper()
 	v, err := money.Parse(s)
@@ -35,10 +47,7 @@ func dollars(t *testing.T, s string) money.USD {
 // figure of the team's month against the arithmetic done by hand.
 func TestCostPerAcceptedUnitFromAKnownLedger(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, stacktest.Postgres(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db := migratedStore(t)
 
 	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	day := func(d int) time.Time { return nov.AddDate(0, 0, d-1).Add(12 * time.Hour) }
@@ -80,7 +89,7 @@ func TestCostPerAcceptedUnitFromAKnownLedger(t *testing.T) {
 		Endpoints: endpointsServed{{Namespace: "team-vision", Endpoint: "serve", Requests: 12_000, Tokens: 3_000_000}}}
 	bob := cost.Actor{Username: "bob", Via: "browser"}
 	erin := cost.Actor{Username: "erin", Via: "browser"}
-	_, err = acc.Decide(ctx, bob, "vision", "team-vision", "train-a", store.VerdictAccepted, "good checkpoint")
+	_, err := acc.Decide(ctx, bob, "vision", "team-vision", "train-a", store.VerdictAccepted, "good checkpoint")
 	require.NoError(t, err)
 	_, err = acc.Decide(ctx, bob, "vision", "team-vision", "train-b", store.VerdictRejected, "")
 	require.NoError(t, err)
@@ -157,12 +166,9 @@ func TestCostPerAcceptedUnitFromAKnownLedger(t *testing.T) {
 // and $0.20 read back from Postgres: exactly $1,500.00.
 func TestLedgerMoneySumsAreExactInPostgres(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, stacktest.Postgres(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db := migratedStore(t)
 	at := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	_, err = db.SQL().ExecContext(ctx, `INSERT INTO cost_ledger (run_key, workload_uid, team, namespace, job_name, job_kind, flavor, resource,
+	_, err := db.SQL().ExecContext(ctx, `INSERT INTO cost_ledger (run_key, workload_uid, team, namespace, job_name, job_kind, flavor, resource,
 			gpus, created_at, admitted_at, ended_at, outcome, wait_seconds, allocated_gpu_hours, usd_per_hour, cost_usd)
 		SELECT 'r' || i, 'u' || i, 'vision', 'team-vision', 'job-' || i, 'Job', 'h100', 'nvidia.com/gpu', 1, $1::timestamptz, $1::timestamptz, $1::timestamptz + i * interval '1 second',
 			'failed', 0, 1, 0.1, CASE WHEN i % 2 = 0 THEN 0.1 ELSE 0.2 END
@@ -181,10 +187,7 @@ func TestLedgerMoneySumsAreExactInPostgres(t *testing.T) {
 // the adapters the portal wires.
 func TestEndpointUnitsAndReclaimsAreReadFromTheirTables(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, stacktest.Postgres(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db := migratedStore(t)
 	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, db.AddEndpointUsage(ctx, []store.EndpointUsageHour{
 		{Team: "vision", Name: "chat", Hour: nov.Add(5 * time.Hour), Requests: 700, PromptTokens: 400_000, CompletionTokens: 100_000},
@@ -238,4 +241,45 @@ func TestLedgerRowKeepsTheCauseOfAFailedRunOnly(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, row.Cause, outcome)
 	}
+}
+
+// TestWeeklyHoursFromAKnownLedger writes runs of two teams to Postgres and
+// checks the cluster chart's weeks against the arithmetic done by hand: a
+// failed or evicted run's hours are failed, a measured run's useful and
+// idle hours are its measured ones split by use, a run measured only by its
+// mean utilization counts all its hours, an unmeasured one counts none, and
+// runs before the first week or after the last are left out.
+func TestWeeklyHoursFromAKnownLedger(t *testing.T) {
+	ctx := context.Background()
+	db := migratedStore(t)
+
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC) // a Wednesday
+	thisWeek := cost.WeekStart(now)
+	lastWeek := thisWeek.AddDate(0, 0, -7)
+	n := 0
+	run := func(team, outcome string, ended time.Time, hours float64, measured, useful, util *float64) {
+		n++
+		_, err := db.RecordRun(ctx, store.LedgerRow{RunKey: fmt.Sprintf("run-%d", n), WorkloadUID: "uid", Team: team, Namespace: "team-" + team,
+			JobName: fmt.Sprintf("job-%d", n), JobKind: "Job", Flavor: "h100", Resource: "nvidia.com/gpu", GPUs: 1, CreatedAt: ended.Add(-time.Hour),
+			AdmittedAt: ended.Add(-time.Hour), EndedAt: ended, Outcome: outcome, AllocatedGPUHours: hours,
+			MeasuredGPUHours: measured, UsefulGPUHours: useful, AvgUtilization: util})
+		require.NoError(t, err)
+	}
+	f := func(v float64) *float64 { return &v }
+	run("vision", "succeeded", lastWeek.Add(time.Hour), 10, f(8), f(6), nil)     // useful 6, idle 2
+	run("vision", "failed", lastWeek.Add(2*time.Hour), 4, f(4), f(1), nil)       // failed 4
+	run("vision", "evicted", thisWeek.Add(time.Hour), 3, nil, nil, nil)          // failed 3
+	run("vision", "succeeded", thisWeek.Add(2*time.Hour), 5, nil, nil, f(40))    // useful 2, idle 3
+	run("vision", "succeeded", thisWeek.Add(3*time.Hour), 7, nil, nil, nil)      // not measured
+	run("nlp", "succeeded", thisWeek.Add(time.Hour), 2, f(2), f(2), nil)         // useful 2
+	run("nlp", "succeeded", lastWeek.Add(-time.Hour), 100, f(100), f(100), nil)  // the week before the chart
+	run("nlp", "succeeded", thisWeek.AddDate(0, 0, 7), 100, f(100), f(100), nil) // next week
+
+	acc := &cost.Accounting{Store: db, Audit: audit.New(db, nil), Now: func() time.Time { return now }}
+	weeks, err := acc.Weeks(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []cost.TeamWeeks{
+		{Team: "nlp", Weeks: []cost.WeekHours{{Week: lastWeek}, {Week: thisWeek, Useful: 2}}},
+		{Team: "vision", Weeks: []cost.WeekHours{{Week: lastWeek, Useful: 6, Idle: 2, Failed: 4}, {Week: thisWeek, Useful: 2, Idle: 3, Failed: 3}}},
+	}, weeks)
 }

@@ -387,7 +387,7 @@ func WeekStart(t time.Time) time.Time {
 
 // Weekly sums runs per team into the weeks starting at first (a Monday),
 // weeks of them, by the week each run ended in; teams sorted by name.
-func Weekly(runs []store.AccountedRun, first time.Time, weeks int) map[string][]WeekHours {
+func Weekly(runs []store.RunHours, first time.Time, weeks int) map[string][]WeekHours {
 	out := map[string][]WeekHours{}
 	for _, r := range runs {
 		i := int(r.EndedAt.Sub(first) / (7 * 24 * time.Hour))
@@ -406,7 +406,7 @@ func Weekly(runs []store.AccountedRun, first time.Time, weeks int) map[string][]
 			ws[i].Failed += r.AllocatedGPUHours
 			continue
 		}
-		measured, useful := Hours(r.LedgerRow)
+		measured, useful := Hours(r.Hours())
 		ws[i].Useful += useful
 		ws[i].Idle += measured - useful
 	}

@@ -36,10 +36,7 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	db, err := store.Open(ctx, stacktest.Postgres(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+	db := migratedStore(t)
 	require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: h100, Resource: "nvidia.com/gpu", EffectiveFrom: time.Now().Add(-time.Hour), USDPerHour: h100Price * money.Dollar}))
 	// A price taking effect while the job runs prices the rest of the run.
 	change := time.Now().Add(35 * time.Second).Truncate(time.Second)

@@ -19,7 +19,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/gantry-dev/gantry/internal/cost"
-	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -101,10 +100,7 @@ func TestLeaderKilledMidLedgerWritesEachRunOnce(t *testing.T) {
 	for name, afterInsert := range map[string]bool{"before its insert": false, "after its insert committed": true} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, stacktest.Postgres(t))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
-			require.NoError(t, store.Migrate(ctx, db.SQL(), slog.New(slog.DiscardHandler)))
+			db := migratedStore(t)
 			t0 := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
 			require.NoError(t, db.AddPrice(ctx, store.GPUPrice{Flavor: ledgerFlavor, Resource: string(ledgerGPU), EffectiveFrom: t0.Add(-24 * time.Hour), USDPerHour: 3 * money.Dollar}))
 
@@ -131,7 +127,7 @@ func TestLeaderKilledMidLedgerWritesEachRunOnce(t *testing.T) {
 			}
 			dying := ledger(&dyingLedgerStore{Store: db, afterInsert: afterInsert, left: 5})
 			dying.Observe(ctx, before, evicted)
-			_, err = dying.Scan(ctx)
+			_, err := dying.Scan(ctx)
 			require.ErrorIs(t, err, errKilled)
 			rows, err := db.LedgerRows(ctx, "vision", t0.Add(-time.Hour), t0.Add(24*time.Hour))
 			require.NoError(t, err)

@@ -11,7 +11,8 @@ import (
 
 // withPgx runs f with one of the pool's connections as pgx's own, for what
 // gorm's database/sql path cannot do: several queries sent in one round
-// trip (ReadJobTogether).
+// trip (ReadJobTogether), many rows scanned without reflection
+// (RunHoursBetween).
 func (s *Store) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
 	conn, err := s.SQL().Conn(ctx)
 	if err != nil {
