@@ -65,7 +65,7 @@ func startStatus(ctx context.Context, cfg config.Config, clients, informerClient
 	}
 	events.Start(ctx)
 	deps := &web.StatusDeps{
-		Reader: queue.StatusReader{Queues: cache, Workloads: jobs, Events: events,
+		Reader: queue.StatusReader{Queues: cache, Workloads: jobs, Events: events, Kept: &queue.KeptQueues{},
 			Positions: &queue.CachedPositions{Source: queue.VisibilityPositions{Client: clients.Kueue}, TTL: positionsTTL}},
 		Jobs:  jobs,
 		Costs: db,

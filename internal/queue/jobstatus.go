@@ -181,6 +181,8 @@ type StatusReader struct {
 	Events EventSource
 	// Memory may be nil; an out-of-memory cause then says the peak is unknown.
 	Memory PeakMemory
+	// Kept may be nil; AllQueues then summarises the queues on each call.
+	Kept *KeptQueues
 }
 
 var (

@@ -2,6 +2,8 @@ package queue
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -42,13 +44,50 @@ func (r StatusReader) TeamQueue(team string) (QueueSummary, error) {
 	return r.summary(team, cq, r.Queues.ClusterQueues()), nil
 }
 
-// AllQueues summarises every ClusterQueue, by name.
+// AllQueues summarises every ClusterQueue, by name. With r.Kept, the
+// summaries are shared by every caller until a ClusterQueue changes: they
+// must not change what it returns.
 func (r StatusReader) AllQueues() []QueueSummary {
 	all := r.Queues.ClusterQueues()
+	if r.Kept == nil {
+		return r.summaries(all)
+	}
+	return r.Kept.of(all, r.summaries)
+}
+
+func (r StatusReader) summaries(all []*kueue.ClusterQueue) []QueueSummary {
 	out := make([]QueueSummary, 0, len(all))
 	for _, cq := range all {
 		out = append(out, r.summary(cq.Labels[naming.LabelTeam], cq, all))
 	}
+	return out
+}
+
+// KeptQueues keeps AllQueues' summaries for the ClusterQueues they were
+// made from. A summary reads only ClusterQueues, and the cache replaces a
+// ClusterQueue's object on each change, never changes it: the same objects
+// are the same summaries. The cluster page summarised every queue on each
+// view, a fifth of its CPU in the 42nd load run, while Kueue updated a
+// queue's status a few times a second.
+type KeptQueues struct {
+	mu   sync.Mutex
+	from []*kueue.ClusterQueue
+	out  []QueueSummary
+}
+
+// of is the summaries of all, made by summarise when all differs from the
+// queues last summarised.
+func (k *KeptQueues) of(all []*kueue.ClusterQueue, summarise func([]*kueue.ClusterQueue) []QueueSummary) []QueueSummary {
+	k.mu.Lock()
+	out, kept := k.out, k.from != nil && slices.Equal(k.from, all)
+	k.mu.Unlock()
+	if kept {
+		return out
+	}
+	out = summarise(all)
+	k.mu.Lock()
+	k.from, k.out = all, out
+	k.mu.Unlock()
 	return out
 }
 
