@@ -406,7 +406,7 @@ func Weekly(runs []store.RunHours, first time.Time, weeks int) map[string][]Week
 			ws[i].Failed += r.AllocatedGPUHours
 			continue
 		}
-		measured, useful := Hours(r.Hours())
+		measured, useful := Hours(r.Row())
 		ws[i].Useful += useful
 		ws[i].Idle += measured - useful
 	}

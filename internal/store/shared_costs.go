@@ -129,8 +129,8 @@ type RunHours struct {
 	UsefulGPUHours    *float64
 }
 
-// Hours is the run's hours as a ledger row holding only them.
-func (r RunHours) Hours() LedgerRow {
+// Row is the run as a ledger row holding only what RunHours reads.
+func (r RunHours) Row() LedgerRow {
 	return LedgerRow{Team: r.Team, EndedAt: r.EndedAt, Outcome: r.Outcome, AllocatedGPUHours: r.AllocatedGPUHours,
 		AvgUtilization: r.AvgUtilization, MeasuredGPUHours: r.MeasuredGPUHours, UsefulGPUHours: r.UsefulGPUHours}
 }
