@@ -128,34 +128,61 @@ func (s *Spend) Add(r store.LedgerRow) {
 
 // Summarize builds a report from ledger rows; top lists hold up to top jobs.
 func Summarize(rows []store.LedgerRow, from, to time.Time, top int) Report {
-	rep := Report{From: from, To: to, ByTeam: map[string]Spend{}, Ledger: rows}
-	jobs := map[string]*JobCost{}
+	s := NewSummary(from, to, top)
 	for _, r := range rows {
-		rep.Add(r)
-		t := rep.ByTeam[r.Team]
-		t.Add(r)
-		rep.ByTeam[r.Team] = t
-		if r.GPUs > 0 && r.USDPerHour == 0 && r.CostUSD == 0 {
-			rep.Unpriced++
-		}
-		k := r.Namespace + "/" + r.JobName
-		j := jobs[k]
-		if j == nil {
-			j = &JobCost{Team: r.Team, Namespace: r.Namespace, Job: r.JobName, Flavor: r.Flavor}
-			jobs[k] = j
-		}
-		j.Runs++
-		j.GPUHours += r.AllocatedGPUHours
-		j.CostUSD += r.CostUSD
-		measured, useful := Hours(r)
-		j.IdleUSD += share(r, measured-useful)
+		s.Add(r)
 	}
-	all := make([]JobCost, 0, len(jobs))
-	for _, j := range jobs {
+	rep := s.Report()
+	rep.Ledger = rows
+	return rep
+}
+
+// Summary sums ledger rows into a Report one row at a time, so a month of
+// runs can be summed as it is read instead of held whole (at 10,000 runs,
+// several MiB each time the pages' figures were read again).
+type Summary struct {
+	rep  Report
+	jobs map[string]*JobCost
+	top  int
+}
+
+// NewSummary starts the report of the runs of [from, to); its top lists
+// hold up to top jobs.
+func NewSummary(from, to time.Time, top int) *Summary {
+	return &Summary{rep: Report{From: from, To: to, ByTeam: map[string]Spend{}}, jobs: map[string]*JobCost{}, top: top}
+}
+
+// Add counts one run into the report.
+func (s *Summary) Add(r store.LedgerRow) {
+	s.rep.Add(r)
+	t := s.rep.ByTeam[r.Team]
+	t.Add(r)
+	s.rep.ByTeam[r.Team] = t
+	if r.GPUs > 0 && r.USDPerHour == 0 && r.CostUSD == 0 {
+		s.rep.Unpriced++
+	}
+	k := r.Namespace + "/" + r.JobName
+	j := s.jobs[k]
+	if j == nil {
+		j = &JobCost{Team: r.Team, Namespace: r.Namespace, Job: r.JobName, Flavor: r.Flavor}
+		s.jobs[k] = j
+	}
+	j.Runs++
+	j.GPUHours += r.AllocatedGPUHours
+	j.CostUSD += r.CostUSD
+	measured, useful := Hours(r)
+	j.IdleUSD += share(r, measured-useful)
+}
+
+// Report is the report of the runs added so far, without their rows.
+func (s *Summary) Report() Report {
+	rep := s.rep
+	all := make([]JobCost, 0, len(s.jobs))
+	for _, j := range s.jobs {
 		all = append(all, *j)
 	}
-	rep.TopByCost = topBy(all, top, func(j JobCost) money.USD { return j.CostUSD })
-	rep.TopByIdle = topBy(all, top, func(j JobCost) money.USD { return j.IdleUSD })
+	rep.TopByCost = topBy(all, s.top, func(j JobCost) money.USD { return j.CostUSD })
+	rep.TopByIdle = topBy(all, s.top, func(j JobCost) money.USD { return j.IdleUSD })
 	return rep
 }
 

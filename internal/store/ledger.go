@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -84,15 +85,50 @@ func (s *Store) RecordedRunKeys(ctx context.Context, keys []string) (map[string]
 // LedgerRows returns the team's runs that ended in [from, to), oldest first.
 // An empty team means every team.
 func (s *Store) LedgerRows(ctx context.Context, team string, from, to time.Time) ([]LedgerRow, error) {
-	q := s.db.WithContext(ctx).Where("ended_at >= ? AND ended_at < ?", from, to)
-	if team != "" {
-		q = q.Where("team = ?", team)
-	}
 	var out []LedgerRow
-	if err := q.Order("ended_at, run_key").Find(&out).Error; err != nil {
+	if err := ledgerRowsQuery(s.db.WithContext(ctx), team, from, to).Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list ledger of %q: %w", team, err)
 	}
 	return out, nil
+}
+
+// EachLedgerRow calls fn with each of the rows LedgerRows returns, in the
+// same order, one at a time as they are read: sums over thousands of runs
+// need not hold them all. The statement is gorm's; the rows are read by
+// pgx, which scans a row in a fifth of gorm's time. An error from fn stops
+// the read and is returned.
+func (s *Store) EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(LedgerRow) error) error {
+	st := built[LedgerRow](ledgerRowsQuery(s.dry(), team, from, to))
+	var stopped error
+	err := s.withPgx(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, st.sql, st.vars...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := pgx.RowToStructByName[LedgerRow](rows)
+			if err != nil {
+				return err
+			}
+			if stopped = fn(r); stopped != nil {
+				return nil
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("read ledger of %q: %w", team, err)
+	}
+	return stopped
+}
+
+func ledgerRowsQuery(tx *gorm.DB, team string, from, to time.Time) *gorm.DB {
+	q := tx.Where("ended_at >= ? AND ended_at < ?", from, to)
+	if team != "" {
+		q = q.Where("team = ?", team)
+	}
+	return q.Order("ended_at, run_key")
 }
 
 // JobRuns returns the ledger rows of one job, oldest first.

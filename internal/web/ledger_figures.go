@@ -66,22 +66,23 @@ func (h *handler) readLedgerFigures(ctx context.Context, team string, now time.T
 	if weekAgo.Before(from) {
 		from = weekAgo
 	}
-	rows, err := h.Status.Costs.LedgerRows(ctx, team, from, now.Add(time.Second))
-	if err != nil {
-		return ledgerFigures{}, err
-	}
+	// Summed as the rows are read: a team's month is thousands of rows,
+	// read again each time the ledger changes.
 	f := ledgerFigures{waits: map[string][]admittedWait{}}
-	month := make([]store.LedgerRow, 0, len(rows))
-	for _, r := range rows {
+	month := cost.NewSummary(monthStart, now, topJobs)
+	err := h.Status.Costs.EachLedgerRow(ctx, team, from, now.Add(time.Second), func(r store.LedgerRow) error {
 		if !r.EndedAt.Before(monthStart) {
-			month = append(month, r)
+			month.Add(r)
 		}
 		if !r.AdmittedAt.Before(weekAgo) {
 			f.waits[r.Flavor] = append(f.waits[r.Flavor], admittedWait{r.AdmittedAt.UnixNano(), r.WaitSeconds})
 		}
+		return nil
+	})
+	if err != nil {
+		return ledgerFigures{}, err
 	}
-	f.month = cost.Summarize(month, monthStart, now, topJobs)
-	f.month.Ledger = nil
+	f.month = month.Report()
 	f.weekP50 = make(map[string]float64, len(f.waits))
 	for flavor, ws := range f.waits {
 		secs := make([]float64, len(ws))

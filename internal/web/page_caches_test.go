@@ -435,10 +435,10 @@ type countedLedger struct {
 	reads atomic.Int64
 }
 
-func (l *countedLedger) LedgerRows(ctx context.Context, team string, from, to time.Time) ([]store.LedgerRow, error) {
+func (l *countedLedger) EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(store.LedgerRow) error) error {
 	l.reads.Add(1)
 	time.Sleep(fakeQueryTime)
-	return l.versionedLedger.LedgerRows(ctx, team, from, to)
+	return l.versionedLedger.EachLedgerRow(ctx, team, from, to, fn)
 }
 
 // TestNoViewWaitsForTheWeekToSlideAtAMinutesTurn: the team, job and

@@ -140,6 +140,18 @@ func (c *benchCluster) LedgerRows(_ context.Context, team string, from, to time.
 	}
 	return out, nil
 }
+func (c *benchCluster) EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(store.LedgerRow) error) error {
+	rows, err := c.LedgerRows(ctx, team, from, to)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 func (c *benchCluster) JobRuns(_ context.Context, ns, job string) ([]store.LedgerRow, error) {
 	return nil, nil
 }

@@ -51,6 +51,9 @@ type StatusWorkloads interface {
 // CostStore is the ledger and price table.
 type CostStore interface {
 	LedgerRows(ctx context.Context, team string, from, to time.Time) ([]store.LedgerRow, error)
+	// EachLedgerRow hands over LedgerRows' rows one at a time as they are
+	// read, for sums that need not hold them.
+	EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(store.LedgerRow) error) error
 	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	WaitPercentiles(ctx context.Context, team string, from time.Time) ([]store.WaitPercentile, error)
 	AllPrices(ctx context.Context) ([]store.GPUPrice, error)

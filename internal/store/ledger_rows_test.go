@@ -1,0 +1,62 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/money"
+)
+
+// TestEachLedgerRowHandsOverWhatLedgerRowsReturns: the pages' figures sum
+// the ledger as it is read; they must see the same runs, whole and in the
+// same order, as a read of the rows at once, and stop when told.
+func TestEachLedgerRowHandsOverWhatLedgerRowsReturns(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	t0 := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+	util := 62.5
+	for i := range 12 {
+		team := []string{"vision", "nlp"}[i%2]
+		ended := t0.Add(time.Duration(i/3) * time.Hour) // three runs end at each hour
+		row := LedgerRow{RunKey: fmt.Sprintf("run-%02d", 11-i), WorkloadUID: fmt.Sprintf("uid-%d", i), Team: team, Namespace: "team-" + team,
+			JobName: fmt.Sprintf("train-%d", i), JobKind: "Job", Owner: "ana", Flavor: "h100", Resource: "nvidia.com/gpu", GPUs: 8,
+			CreatedAt: ended.Add(-3 * time.Hour), AdmittedAt: ended.Add(-2 * time.Hour), EndedAt: ended, Outcome: "failed", Reason: "OOMKilled",
+			Cause: "out-of-memory", WaitSeconds: 3600, AllocatedGPUHours: 16, USDPerHour: 4 * money.Dollar, CostUSD: 64 * money.Dollar}
+		if i%3 == 0 {
+			row.AvgUtilization, row.MeasuredGPUHours, row.UsefulGPUHours = &util, new(float64), new(float64)
+			*row.MeasuredGPUHours, *row.UsefulGPUHours = 12, 7.5
+		}
+		inserted, err := s.RecordRun(ctx, row)
+		require.NoError(t, err)
+		require.True(t, inserted)
+	}
+	for _, team := range []string{"", "vision", "nlp"} {
+		from, to := t0.Add(time.Hour), t0.Add(3*time.Hour)
+		want, err := s.LedgerRows(ctx, team, from, to)
+		require.NoError(t, err)
+		require.NotEmpty(t, want)
+		var got []LedgerRow
+		require.NoError(t, s.EachLedgerRow(ctx, team, from, to, func(r LedgerRow) error {
+			got = append(got, r)
+			return nil
+		}))
+		assert.Equal(t, want, got, "team %q: the same rows in the same order", team)
+	}
+
+	stop := errors.New("enough")
+	seen := 0
+	err := s.EachLedgerRow(ctx, "", t0, t0.Add(24*time.Hour), func(LedgerRow) error {
+		seen++
+		if seen == 4 {
+			return stop
+		}
+		return nil
+	})
+	assert.ErrorIs(t, err, stop, "fn's error is returned")
+	assert.Equal(t, 4, seen, "no row is handed over after fn's error")
+}
