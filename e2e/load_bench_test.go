@@ -301,10 +301,13 @@ func BenchmarkLoad(b *testing.B) {
 	stacks := mem("stack_sys")
 	books := mem("mspan_sys") + mem("mcache_sys") + mem("buck_hash_sys") + mem("gc_sys") + mem("other_sys")
 	nextGC := mem("next_gc")
+	// The collector's pace: the portal's own (cmd/gantry, paceCollector)
+	// unless GOGC is set.
+	gogc := metricValue(b, portal.URL+"/metrics", "go_gc_gogc_percent")
 	live := liveHeap(b, portal, debugURL, filepath.Join(profiles, "heap.pprof"))
 	b.Logf("CPU profiles of each page's load and the heap profile at the end are in %s (go tool pprof)", profiles)
-	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d rss_peak_mib=%d heap_free_mib=%.0f stacks_mib=%.0f runtime_mib=%.0f next_gc_mib=%.0f\n", workloads, nodes,
-		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit, rssPeak>>20, heapFree, stacks, books, nextGC)
+	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d rss_peak_mib=%d heap_free_mib=%.0f stacks_mib=%.0f runtime_mib=%.0f next_gc_mib=%.0f gogc=%.0f\n", workloads, nodes,
+		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit, rssPeak>>20, heapFree, stacks, books, nextGC, gogc)
 	fmt.Printf("BENCH load-cluster workloads=%d running=%d nodes=%d dcgm_series=%d ledger_rows=%d users=%d admins=%d background_busy_pct=%.0f settled=%t\n", workloads, running, nodes,
 		series, workloads, loadUsers, loadAdmins, background, settled)
 }

@@ -53,6 +53,9 @@ func main() {
 	// the executable's mapped pages leave of it (GOMEMLIMIT, when set,
 	// wins); elsewhere nothing changes. Not all of those pages are resident
 	// (60-62 of 75 MiB in the load run), which is the slack.
+	if paceCollector(os.LookupEnv) {
+		log.Debug("collector paced below Go's default (GOGC unset)", "gc_percent", defaultGCPercent)
+	}
 	if _, err := memlimit.Set(memlimit.WithLogger(log), memlimit.WithRatio(1),
 		memlimit.WithProvider(lessExecutable(memlimit.FromCgroup, executableMapped))); err != nil {
 		log.Warn("memory limit of the container not read; the heap may grow past it", "err", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"runtime/debug"
 	"testing"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -43,4 +44,20 @@ func TestExecutableMappedIsTheLoadableSegments(t *testing.T) {
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Less(t, n, uint64(fi.Size()))
+}
+
+// TestCollectorPacedUnlessGOGCIsSet: without GOGC the portal collects when
+// the heap has grown by half of what was live; an operator's GOGC (which
+// the runtime has applied) stays.
+func TestCollectorPacedUnlessGOGCIsSet(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(was) })
+	unset := func(string) (string, bool) { return "", false }
+	set := func(k string) (string, bool) { return "200", k == "GOGC" }
+
+	assert.False(t, paceCollector(set))
+	assert.Equal(t, 100, debug.SetGCPercent(100), "an operator's GOGC is left as the runtime applied it")
+
+	assert.True(t, paceCollector(unset))
+	assert.Equal(t, defaultGCPercent, debug.SetGCPercent(100))
 }
