@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -72,6 +73,9 @@ type Metrics interface {
 	// IdlePeak is the highest utilization of a job's GPUs over the window
 	// before at; ok is false without samples covering the window.
 	IdlePeak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error)
+	// IdlePeaks answers IdlePeak for every job at once, over one window
+	// before at: a pass asks it once per policy window, not once per job.
+	IdlePeaks(ctx context.Context, window time.Duration, at time.Time) (gpu.PeakOf, error)
 }
 
 // Jobs is the part of the job cache the reclaim reads.
@@ -188,6 +192,7 @@ func (r *Reclaimer) Scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	peaks := &passPeaks{metrics: r.Metrics, now: r.now, read: map[time.Duration]passRead{}}
 	var first error
 	for _, l := range launches {
 		var ep *store.IdleEpisode
@@ -198,7 +203,7 @@ func (r *Reclaimer) Scan(ctx context.Context) error {
 		if h, ok := holds[l.LaunchID]; ok {
 			hold = &h
 		}
-		if err := r.scanJob(ctx, l, ps.of(l.Team, catalog.Kind(l.Kind)), ep, hold); err != nil {
+		if err := r.scanJob(ctx, l, ps.of(l.Team, catalog.Kind(l.Kind)), ep, hold, peaks); err != nil {
 			r.Log.WarnContext(ctx, "idle reclaim", "job", l.Namespace+"/"+l.Name, "err", err)
 			if first == nil {
 				first = err
@@ -206,6 +211,35 @@ func (r *Reclaimer) Scan(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// passPeaks reads the idle peaks of every job once per window in a pass
+// (Metrics.IdlePeaks), when a job first needs them.
+type passPeaks struct {
+	metrics Metrics
+	now     func() time.Time
+	read    map[time.Duration]passRead
+}
+
+// passRead is one window's peaks, or why they could not be read.
+type passRead struct {
+	of  gpu.PeakOf
+	err error
+}
+
+// peak is the job's highest GPU utilization over window, as IdlePeak
+// answers it, from the pass's one read of that window.
+func (p *passPeaks) peak(ctx context.Context, l store.Launch, window time.Duration) (float64, bool, error) {
+	r, read := p.read[window]
+	if !read {
+		r.of, r.err = p.metrics.IdlePeaks(ctx, window, p.now())
+		p.read[window] = r
+	}
+	if r.err != nil {
+		return 0, false, r.err
+	}
+	peak, ok := r.of(l.Namespace, l.Name)
+	return peak, ok, nil
 }
 
 // running is a job's pods that hold GPUs, with what they hold.
@@ -280,7 +314,7 @@ func allocationFromPod(p *corev1.Pod) cost.Allocation {
 	return a
 }
 
-func (r *Reclaimer) scanJob(ctx context.Context, l store.Launch, p Policy, ep *store.IdleEpisode, hold *store.IdleHold) error {
+func (r *Reclaimer) scanJob(ctx context.Context, l store.Launch, p Policy, ep *store.IdleEpisode, hold *store.IdleHold, peaks *passPeaks) error {
 	now := r.now()
 	kind := catalog.Kind(l.Kind)
 	if ep != nil && ep.Action == actScaled && ep.ClosedAt == nil {
@@ -329,7 +363,7 @@ func (r *Reclaimer) scanJob(ctx context.Context, l store.Launch, p Policy, ep *s
 	if now.Sub(run.since) < p.Window {
 		return nil
 	}
-	peak, ok, err := r.Metrics.IdlePeak(ctx, l.Namespace, l.Name, p.Window, now)
+	peak, ok, err := peaks.peak(ctx, l, p.Window)
 	if err != nil || !ok || peak >= p.Threshold {
 		return err
 	}

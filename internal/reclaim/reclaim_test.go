@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
+	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/reclaim"
@@ -108,6 +109,10 @@ type quiet struct{}
 
 func (quiet) IdlePeak(context.Context, string, string, time.Duration, time.Time) (float64, bool, error) {
 	return 1, true, nil
+}
+
+func (quiet) IdlePeaks(context.Context, time.Duration, time.Time) (gpu.PeakOf, error) {
+	return func(string, string) (float64, bool) { return 1, true }, nil
 }
 
 type templates struct{}
