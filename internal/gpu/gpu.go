@@ -169,11 +169,7 @@ type figure struct{ name, expr string }
 // query: each answers tagged with its name, and one with no samples is
 // missing from the map.
 func (m *Metrics) figures(ctx context.Context, figs []figure, at time.Time) (map[string]float64, error) {
-	parts := make([]string, len(figs))
-	for i, f := range figs {
-		parts[i] = fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", f.expr, figureLabel, f.name)
-	}
-	val, _, _, err := m.api.Query(ctx, strings.Join(parts, " or "), at)
+	val, _, _, err := m.api.Query(ctx, tagged(figs), at)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +184,16 @@ func (m *Metrics) figures(ctx context.Context, figs []figure, at time.Time) (map
 
 // figureLabel tags each figure of a combined query.
 const figureLabel = "gantry_figure"
+
+// tagged is one query answering every figure, each of its series tagged
+// with its figure's name.
+func tagged(figs []figure) string {
+	parts := make([]string, len(figs))
+	for i, f := range figs {
+		parts[i] = fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", f.expr, figureLabel, f.name)
+	}
+	return strings.Join(parts, " or ")
+}
 
 // peak is the highest utilization of the job's GPUs over window before at.
 func (m *Metrics) peak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error) {

@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -25,14 +24,15 @@ type PeakOf func(namespace, job string) (peak float64, ok bool)
 // name could belong to, as the selector's pattern does.
 func (m *Metrics) IdlePeaks(ctx context.Context, window time.Duration, at time.Time) (PeakOf, error) {
 	edge := min(m.idleNow, window)
+	needThen := window > edge
 	val, _, _, err := m.api.Query(ctx, idlePeaksQuery(window, edge), at)
 	if err != nil {
 		return nil, fmt.Errorf("query the GPU peaks of every job over %s: %w", window, err)
 	}
 	vec, _ := val.(model.Vector)
-	jobs := jobPeaksOf(vec, window > edge)
+	jobs := jobPeaksOf(vec, needThen)
 	return func(namespace, job string) (float64, bool) {
-		if p := jobs[jobKey{namespace, job}]; p.ok(window > edge) {
+		if p := jobs[jobKey{namespace, job}]; p.ok(needThen) {
 			return p.peak, true
 		}
 		return 0, false
@@ -45,20 +45,18 @@ func (m *Metrics) IdlePeaks(ctx context.Context, window time.Duration, at time.T
 // IdlePeak's earlier evaluation time) and "peak" (the highest over the
 // window).
 func idlePeaksQuery(window, edge time.Duration) string {
-	last := fmt.Sprintf("last_over_time(%s[%dms])", MetricUtil, edge.Milliseconds())
-	parts := []figure{
-		{"now", last},
-		{"peak", fmt.Sprintf("max_over_time(%s[%dms])", MetricUtil, window.Milliseconds())},
+	byPod := func(expr string, args ...any) string {
+		return "max by (namespace, pod) (" + fmt.Sprintf(expr, args...) + ")"
+	}
+	figs := []figure{
+		{"now", byPod("last_over_time(%s[%dms])", MetricUtil, edge.Milliseconds())},
+		{"peak", byPod("max_over_time(%s[%dms])", MetricUtil, window.Milliseconds())},
 	}
 	if window > edge {
-		parts = append(parts, figure{"then", fmt.Sprintf("last_over_time(%s[%dms] offset %dms)", MetricUtil,
+		figs = append(figs, figure{"then", byPod("last_over_time(%s[%dms] offset %dms)", MetricUtil,
 			edge.Milliseconds(), (window - edge).Milliseconds())})
 	}
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = fmt.Sprintf("label_replace(max by (namespace, pod) (%s), %q, %q, \"\", \"\")", p.expr, figureLabel, p.name)
-	}
-	return strings.Join(out, " or ")
+	return tagged(figs)
 }
 
 type jobKey struct{ namespace, job string }
