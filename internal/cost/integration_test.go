@@ -19,7 +19,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/money"
-	"github.com/gantry-dev/gantry/internal/naming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -65,8 +64,7 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 	job := stacktest.CompliantJob(team.Name, "train", corev1.ResourceList{
 		"nvidia.com/gpu": resource.MustParse("8"), "cpu": resource.MustParse("8"), "memory": resource.MustParse("32Gi"),
 	})
-	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: h100}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	stacktest.OnPool(job, h100)
 	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "60s"}
 	_, err = env.Kube.BatchV1().Jobs(team.Namespace()).Create(ctx, job, metav1.CreateOptions{})
 	require.NoError(t, err)

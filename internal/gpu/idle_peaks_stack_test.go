@@ -35,8 +35,7 @@ func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
 		job := stacktest.CompliantJob(team.Name, name, corev1.ResourceList{
 			"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("4Gi"),
 		})
-		job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: h100}
-		job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		stacktest.OnPool(job, h100)
 		job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "10m"}
 		if util != "" {
 			job.Spec.Template.Annotations[naming.AnnotationSimGPUUtil] = util

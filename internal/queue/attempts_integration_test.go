@@ -112,7 +112,7 @@ func TestMultiNodeJobSecondPodFailsFirstAndRecovers(t *testing.T) {
 	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	job.Spec.Completions, job.Spec.Parallelism, job.Spec.BackoffLimit = ptr.To[int32](2), ptr.To[int32](2), ptr.To[int32](2)
 	job.Spec.Template.Annotations = long
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{stacktest.GPUToleration()}
 	_, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(context.Background(), job, metav1.CreateOptions{})
 	require.NoError(t, err)
 

@@ -76,8 +76,7 @@ func (s statusEnv) gpuJob(t *testing.T, name string, gpus int, priority string, 
 	job.Spec.Template.Labels[naming.LabelPriorityClass] = priority
 	// Memory limited to the request, as the portal's templates render it.
 	job.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
-	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: h100}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	stacktest.OnPool(job, h100)
 	job.Spec.Template.Annotations = annotations
 	job.Spec.BackoffLimit = ptr.To[int32](0)
 	created, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(context.Background(), job, metav1.CreateOptions{})

@@ -164,8 +164,7 @@ func TestPodsNotReadyInTimeAreEvictedByKueueAndSaySo(t *testing.T) {
 	name := "pytorch-train-notready01"
 	p.record(t, name, time.Now())
 	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
-	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: endingsPool}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	stacktest.OnPool(job, endingsPool)
 	job.Spec.Template.Annotations = map[string]string{naming.AnnotationSimulateImagePullError: "manifest unknown"}
 	job.Spec.BackoffLimit = new(int32(0))
 	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})

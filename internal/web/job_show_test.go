@@ -293,8 +293,7 @@ func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
 	p.record(t, name, time.Now())
 	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
 	job.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
-	job.Spec.Template.Spec.NodeSelector = map[string]string{"gantry.dev/pool": pool}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	stacktest.OnPool(job, pool)
 	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "1s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled"}
 	job.Spec.BackoffLimit = new(int32(0))
 	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})
