@@ -396,7 +396,8 @@ func procCPU(b *testing.B, pid int) time.Duration {
 }
 
 // parseStat reads a /proc/PID/stat line: the command, in parentheses
-// (it may hold spaces), and the CPU time, utime and stime, the 14th and
+// (it may hold spaces), the major page faults (majflt, the 12th field:
+// pages read from disk), and the CPU time, utime and stime, the 14th and
 // 15th fields of the line, in clock ticks.
 func parseStat(stat string) (procTicks, error) {
 	head, rest, ok := strings.Cut(stat, ") ")
@@ -405,6 +406,10 @@ func parseStat(stat string) (procTicks, error) {
 		return procTicks{}, fmt.Errorf("not a stat line: %q", stat)
 	}
 	_, name, _ := strings.Cut(head, "(")
+	majflt, err := strconv.ParseInt(f[9], 10, 64)
+	if err != nil {
+		return procTicks{}, fmt.Errorf("majflt: %w", err)
+	}
 	utime, err := strconv.ParseInt(f[11], 10, 64)
 	if err != nil {
 		return procTicks{}, fmt.Errorf("utime: %w", err)
@@ -413,7 +418,7 @@ func parseStat(stat string) (procTicks, error) {
 	if err != nil {
 		return procTicks{}, fmt.Errorf("stime: %w", err)
 	}
-	return procTicks{name: name, ticks: utime + stime}, nil
+	return procTicks{name: name, ticks: utime + stime, majorFaults: majflt}, nil
 }
 
 // profileDuring fetches a profile from the portal's --debug-listen address
@@ -563,10 +568,12 @@ func processCPU() (map[int]procTicks, error) {
 	return out, nil
 }
 
-// procTicks is a process's command name and CPU time in clock ticks.
+// procTicks is a process's command name, CPU time in clock ticks and
+// major page faults so far.
 type procTicks struct {
-	name  string
-	ticks int64
+	name        string
+	ticks       int64
+	majorFaults int64
 }
 
 // cpu is the CPU time: Linux counts it in ticks of 10 ms (USER_HZ 100).
@@ -590,6 +597,30 @@ func busiest(before, after map[int]procTicks, window time.Duration, top int) str
 	parts := make([]string, 0, top)
 	for _, u := range uses[:min(top, len(uses))] {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", u.name, u.pct))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// faulted names the processes that read pages from disk (major faults)
+// between two processCPU readings, most first, with how many; "" when none
+// did. A view that waited while no process was busy may have waited for
+// the disk: a host may reclaim cold cached file pages behind the
+// processes' backs.
+func faulted(before, after map[int]procTicks, top int) string {
+	type fault struct {
+		name string
+		n    int64
+	}
+	var faults []fault
+	for pid, a := range after {
+		if n := a.majorFaults - before[pid].majorFaults; n > 0 {
+			faults = append(faults, fault{fmt.Sprintf("%s[%d]", a.name, pid), n})
+		}
+	}
+	slices.SortFunc(faults, func(x, y fault) int { return cmp.Compare(y.n, x.n) })
+	parts := make([]string, 0, top)
+	for _, f := range faults[:min(top, len(faults))] {
+		parts = append(parts, fmt.Sprintf("%s %d", f.name, f.n))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -11,13 +11,13 @@ import (
 )
 
 // stallSampleEvery is how often a page's load reads every process's CPU
-// time and the machine's CPU pressure: often enough to tell which process
+// time and major faults and the machine's CPU and IO pressure: often enough to tell which process
 // ran in a second in which several views stalled, rarely enough that the
 // reading (every /proc/PID/stat) costs about 1% of a core.
 const stallSampleEvery = 500 * time.Millisecond
 
-// cpuSample is every process's CPU time and the machine's CPU pressure at
-// one moment of a page's load.
+// cpuSample is every process's CPU time and major faults and the
+// machine's CPU and IO pressure at one moment of a page's load.
 type cpuSample struct {
 	at    time.Time
 	procs map[int]procTicks
@@ -25,6 +25,9 @@ type cpuSample struct {
 	// waited for a core (/proc/pressure/cpu, "some"); zero where the
 	// kernel does not keep it.
 	waited time.Duration
+	// ioWaited is the time, so far, in which at least one thread waited
+	// for the disk (/proc/pressure/io, "some"); zero likewise.
+	ioWaited time.Duration
 }
 
 // sampleCPU reads a cpuSample every stallSampleEvery until stop, which
@@ -42,7 +45,7 @@ func sampleCPU(ctx context.Context) (stop func() []cpuSample) {
 			return
 		}
 		mu.Lock()
-		samples = append(samples, cpuSample{at: time.Now(), procs: procs, waited: cpuPressure()})
+		samples = append(samples, cpuSample{at: time.Now(), procs: procs, waited: pressure("cpu"), ioWaited: pressure("io")})
 		mu.Unlock()
 	}
 	go func() {
@@ -69,10 +72,10 @@ func sampleCPU(ctx context.Context) (stop func() []cpuSample) {
 	}
 }
 
-// cpuPressure is the kernel's count of time in which some runnable thread
-// waited for a core; zero when it cannot be read.
-func cpuPressure() time.Duration {
-	raw, err := os.ReadFile("/proc/pressure/cpu")
+// pressure is the kernel's count of time in which some thread waited for
+// resource ("cpu": a core, "io": the disk); zero when it cannot be read.
+func pressure(resource string) time.Duration {
+	raw, err := os.ReadFile("/proc/pressure/" + resource)
 	if err != nil {
 		return 0
 	}
@@ -90,9 +93,10 @@ func cpuPressure() time.Duration {
 
 // stalls describes, for each of the slowest views (at most top), the
 // samples around it: how long the window was, for what share of it some
-// thread waited for a core, and the processes that used the most CPU in
-// it. A view that waited on PostgreSQL while PostgreSQL logged nothing
-// slow waited somewhere: this says whether for a core, and who had them.
+// thread waited for a core and for the disk, the processes that used the
+// most CPU in it and those that read pages from disk. A view that waited
+// on PostgreSQL while PostgreSQL logged nothing slow waited somewhere:
+// this says whether for a core, and who had them, or for the disk.
 func stalls(samples []cpuSample, lat []time.Duration, timings []viewTiming, top int) []string {
 	var out []string
 	for _, i := range slowestOrder(lat)[:min(top, len(lat))] {
@@ -112,8 +116,10 @@ func stalls(samples []cpuSample, lat []time.Duration, timings []viewTiming, top 
 		a, b := samples[first], samples[last]
 		window := b.at.Sub(a.at)
 		waited := 100 * (b.waited - a.waited).Seconds() / window.Seconds()
-		out = append(out, fmt.Sprintf("at=%s ms=%.0f window_ms=%.0f cpu_wait_pct=%.0f busiest=%q", start.UTC().Format(tailClock), ms(lat[i]),
-			ms(window), waited, busiest(a.procs, b.procs, window, 5)))
+		ioWaited := 100 * (b.ioWaited - a.ioWaited).Seconds() / window.Seconds()
+		out = append(out, fmt.Sprintf("at=%s ms=%.0f window_ms=%.0f cpu_wait_pct=%.0f io_wait_pct=%.0f busiest=%q major_faults=%q",
+			start.UTC().Format(tailClock), ms(lat[i]), ms(window), waited, ioWaited, busiest(a.procs, b.procs, window, 5),
+			faulted(a.procs, b.procs, 3)))
 	}
 	return out
 }

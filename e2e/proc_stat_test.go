@@ -10,9 +10,9 @@ import (
 )
 
 func TestParseStatReadsACommandWithSpacesAndItsCPUTime(t *testing.T) {
-	got, err := parseStat("4242 (kube apiserver) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 12 0 100 0 0\n")
+	got, err := parseStat("4242 (kube apiserver) S 1 4242 4242 0 -1 4194560 100 0 7 0 1234 567 0 0 20 0 12 0 100 0 0\n")
 	require.NoError(t, err)
-	assert.Equal(t, procTicks{name: "kube apiserver", ticks: 1234 + 567}, got)
+	assert.Equal(t, procTicks{name: "kube apiserver", ticks: 1234 + 567, majorFaults: 7}, got)
 	assert.Equal(t, 18010*time.Millisecond, got.cpu())
 
 	_, err = parseStat("4242 (short) S 1 2")
@@ -24,25 +24,28 @@ func TestParseStatReadsACommandWithSpacesAndItsCPUTime(t *testing.T) {
 }
 
 // A STALL line names, for a slow view, what ran in the samples around it:
-// the window, the share of it in which a thread waited for a core, and the
-// busiest processes.
+// the window, the share of it in which a thread waited for a core and for
+// the disk, the busiest processes and those that read pages from disk.
 func TestStallsNameWhatRanAroundTheSlowestViews(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 18, 41, 25, 0, time.UTC)
-	sample := func(after time.Duration, apiserver, postgres int64, waited time.Duration) cpuSample {
-		return cpuSample{at: t0.Add(after), waited: waited,
-			procs: map[int]procTicks{10: {name: "kube-apiserver", ticks: apiserver}, 20: {name: "postgres", ticks: postgres}}}
+	sample := func(after time.Duration, apiserver, postgres, postgresFaults int64, waited, ioWaited time.Duration) cpuSample {
+		return cpuSample{at: t0.Add(after), waited: waited, ioWaited: ioWaited,
+			procs: map[int]procTicks{10: {name: "kube-apiserver", ticks: apiserver, majorFaults: 3},
+				20: {name: "postgres", ticks: postgres, majorFaults: postgresFaults}}}
 	}
 	samples := []cpuSample{
-		sample(0, 100, 50, time.Second),
-		sample(500*time.Millisecond, 180, 51, 1400*time.Millisecond),
-		sample(time.Second, 230, 53, 1700*time.Millisecond),
+		sample(0, 100, 50, 10, time.Second, 0),
+		sample(500*time.Millisecond, 180, 51, 14, 1400*time.Millisecond, 100*time.Millisecond),
+		sample(time.Second, 230, 53, 14, 1700*time.Millisecond, 100*time.Millisecond),
 	}
 	lat := []time.Duration{300 * time.Millisecond, 2 * time.Millisecond}
 	timings := []viewTiming{{at: t0.Add(100 * time.Millisecond)}, {at: t0.Add(600 * time.Millisecond)}}
 
 	got := stalls(samples, lat, timings, 1)
 	require.Len(t, got, 1, "the slowest view only")
-	assert.Equal(t, `at=18:41:25.100 ms=300 window_ms=500 cpu_wait_pct=80 busiest="kube-apiserver[10] 160%, postgres[20] 2%"`, got[0])
-	assert.Len(t, stalls(samples, lat, timings, 5), 2)
+	assert.Equal(t, `at=18:41:25.100 ms=300 window_ms=500 cpu_wait_pct=80 io_wait_pct=20 busiest="kube-apiserver[10] 160%, postgres[20] 2%" major_faults="postgres[20] 4"`, got[0])
+	both := stalls(samples, lat, timings, 5)
+	require.Len(t, both, 2)
+	assert.Contains(t, both[1], `io_wait_pct=0 busiest="kube-apiserver[10] 100%, postgres[20] 4%" major_faults=""`, "no page read from disk in the second window")
 	assert.Empty(t, stalls(samples[:1], lat, timings, 5), "no sample after the view: nothing to say")
 }
