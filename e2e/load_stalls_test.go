@@ -11,9 +11,10 @@ import (
 )
 
 // stallSampleEvery is how often a page's load reads every process's CPU
-// time and major faults and the machine's CPU and IO pressure: often enough to tell which process
-// ran in a second in which several views stalled, rarely enough that the
-// reading (every /proc/PID/stat) costs about 1% of a core.
+// time and major faults and the machine's CPU and IO pressure: often
+// enough to tell which process ran in a second in which several views
+// stalled, rarely enough that the reading (every /proc/PID/stat) costs
+// about 1% of a core.
 const stallSampleEvery = 500 * time.Millisecond
 
 // cpuSample is every process's CPU time and major faults and the
