@@ -237,7 +237,7 @@ func (r renderer) podTemplate() corev1.PodTemplateSpec {
 		Spec: corev1.PodSpec{
 			Containers:                   []corev1.Container{container},
 			NodeSelector:                 map[string]string{naming.LabelPool: r.gpu.Pool},
-			Tolerations:                  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Tolerations:                  []corev1.Toleration{GPUToleration()},
 			AutomountServiceAccountToken: new(false),
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   new(true),
@@ -330,4 +330,11 @@ func (r renderer) deployment() *appsv1.Deployment {
 			Template: pod,
 		},
 	}
+}
+
+// GPUToleration tolerates the taint GPU nodes carry (nvidia.com/gpu,
+// NoSchedule, as the NVIDIA GPU Operator and the local stack set it): every
+// rendered pod has it, and the pool's node selector decides where it runs.
+func GPUToleration() corev1.Toleration {
+	return corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 }

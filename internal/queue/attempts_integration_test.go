@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/gantry-dev/gantry/internal/catalog"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -112,7 +113,7 @@ func TestMultiNodeJobSecondPodFailsFirstAndRecovers(t *testing.T) {
 	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	job.Spec.Completions, job.Spec.Parallelism, job.Spec.BackoffLimit = ptr.To[int32](2), ptr.To[int32](2), ptr.To[int32](2)
 	job.Spec.Template.Annotations = long
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{stacktest.GPUToleration()}
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{catalog.GPUToleration()}
 	_, err := s.env.Kube.BatchV1().Jobs(s.ns).Create(context.Background(), job, metav1.CreateOptions{})
 	require.NoError(t, err)
 

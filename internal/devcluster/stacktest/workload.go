@@ -55,17 +55,11 @@ func OwnedBy(job *batchv1.Job, user string) *batchv1.Job {
 	return job
 }
 
-// GPUToleration tolerates the taint the stack's GPU nodes carry
-// (nvidia.com/gpu, NoSchedule), as the portal's rendered pods do.
-func GPUToleration() corev1.Toleration {
-	return corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-}
-
 // OnPool pins job's pods to the GPU nodes of pool, as a template with a
-// pool does: a node selector on the pool label and GPUToleration.
+// pool does: a node selector on the pool label and catalog.GPUToleration.
 func OnPool(job *batchv1.Job, pool string) *batchv1.Job {
 	job.Spec.Template.Spec.NodeSelector = map[string]string{naming.LabelPool: pool}
-	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{GPUToleration()}
+	job.Spec.Template.Spec.Tolerations = []corev1.Toleration{catalog.GPUToleration()}
 	return job
 }
 
