@@ -101,6 +101,7 @@ func BenchmarkLoad(b *testing.B) {
 	running := loadSize(b, "GANTRY_LOAD_RUNNING", workloads/10)
 	nodes := loadSize(b, "GANTRY_LOAD_NODES", 1_000)
 	env := stacktest.Stack(b)
+	requireAPIServerProfiles(b, env)
 	settled(b, env)
 	issuer := stacktest.FreshIdP(b) // the load users are seeded in the working tree's users.json
 
@@ -246,6 +247,9 @@ func BenchmarkLoad(b *testing.B) {
 				// view's time went: running, waiting for a core (the OS's or
 				// Go's), the collector, a lock, Postgres or Prometheus.
 				trace := profileDuring(b, debugURL+"/debug/pprof/trace?seconds=5", filepath.Join(profiles, fmt.Sprintf("trace-%s-%s.out", pageFile(p.path), suffix)))
+				// The API server's, in back-to-back windows through the
+				// whole load: what it did in the seconds of the slowest views.
+				stopAPIServer := apiServerWindows(b.Context(), env, profiles, pageFile(p.path)+"-"+suffix)
 				cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
 				busy0, all0 := machineCPU(b)
 				t0 := time.Now()
@@ -278,6 +282,11 @@ func BenchmarkLoad(b *testing.B) {
 				// What ran while the slowest views waited.
 				for _, stall := range stalls(samples, lat, timings, 3) {
 					fmt.Printf("STALL page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, stall)
+				}
+				windows, err := stopAPIServer()
+				require.NoError(b, err)
+				for _, w := range windows {
+					fmt.Printf("APISERVER page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, w)
 				}
 				// machine_busy_pct is how busy every core was (the stack, the
 				// load generator and the portal): a p99 taken on a saturated
@@ -629,6 +638,13 @@ func faulted(before, after map[int]procTicks, top int) string {
 // resource (and subresource) and verb, from its apiserver_request_total;
 // empty when its metrics cannot be read.
 func apiserverWrites(ctx context.Context, env *stacktest.Env) map[string]float64 {
+	return apiserverRequests(ctx, env, false)
+}
+
+// apiserverRequests is how many requests the API server has served so far,
+// by resource (and subresource) and verb, reads (GET, LIST, WATCH,
+// CONNECT) only if reads; empty when its metrics cannot be read.
+func apiserverRequests(ctx context.Context, env *stacktest.Env, reads bool) map[string]float64 {
 	out := map[string]float64{}
 	raw, err := env.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -650,13 +666,15 @@ func apiserverWrites(ctx context.Context, env *stacktest.Env) map[string]float64
 		}
 		switch l["verb"] {
 		case "GET", "LIST", "WATCH", "CONNECT":
-			continue
+			if !reads {
+				continue
+			}
 		}
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			continue
 		}
-		key := l["resource"]
+		key := cmp.Or(l["resource"], "non-resource")
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
 		}

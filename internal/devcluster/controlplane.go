@@ -147,7 +147,11 @@ func startAPIServer(ctx context.Context, s *Stack) error {
 			"--kubelet-client-key=" + pki(apiServerKubeletClient.file+".key"),
 			"--kubelet-certificate-authority=" + pki("ca.crt"),
 			"--kubelet-preferred-address-types=InternalIP",
-			"--profiling=false",
+			// Go's profiles at /debug/pprof/ (cluster-admin only, as every
+			// non-resource URL outside discovery): the load run takes the
+			// API server's CPU profile beside the portal's to tell what it
+			// does in the seconds that hold the slowest views.
+			"--profiling=true",
 			"--event-ttl=2h",
 		},
 	})
