@@ -129,7 +129,7 @@ func BenchmarkLaunch(b *testing.B) {
 		timedMu.Lock()
 		defer timedMu.Unlock()
 		timed = append(timed, time.Since(t0))
-		headers = append(headers, viewTiming{at: t0, header: resp.Header.Get("Server-Timing")})
+		headers = append(headers, viewTiming{at: t0, header: resp.Header.Get("Server-Timing"), trailer: resp.Trailer.Get("Server-Timing")})
 		return nil
 	}
 	viaClientGo := func(ctx context.Context, i int) error {

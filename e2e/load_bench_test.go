@@ -995,7 +995,7 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 				_, err = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				lat[i] = time.Since(t0)
-				timings[i] = viewTiming{at: t0, header: resp.Header.Get("Server-Timing"), path: req.URL.Path}
+				timings[i] = viewTiming{at: t0, header: resp.Header.Get("Server-Timing"), trailer: resp.Trailer.Get("Server-Timing"), path: req.URL.Path}
 				if err != nil || resp.StatusCode != http.StatusOK {
 					failed.Add(1)
 				}
@@ -1010,17 +1010,21 @@ func load(b *testing.B, clients []*http.Client, base string, path func(user, i i
 	return lat, timings, int(failed.Load())
 }
 
-// viewTiming is when a view was asked for and its Server-Timing header.
+// viewTiming is when a view was asked for and its Server-Timing header
+// and trailer.
 type viewTiming struct {
 	at     time.Time
 	header string
+	// trailer holds the view's whole time in the portal, its page written
+	// out included ("view").
+	trailer string
 	// path is the page viewed (the launch run leaves it empty).
 	path string
 }
 
 // tailTimings says where the slowest 1% of views (by the time their user
-// waited) spent it, from their Server-Timing headers: time in the portal
-// before the first byte, and waits on PostgreSQL (with its queries per
+// waited) spent it, from their Server-Timing headers and trailers: time in
+// the portal in all and before the first byte, and waits on PostgreSQL (with its queries per
 // view), Prometheus and the Kubernetes API server, each averaged over
 // those views; in how many distinct seconds they were asked for (few means
 // bursts); and the median view's PostgreSQL queries, for scale.
@@ -1036,13 +1040,15 @@ func tailTimings(lat []time.Duration, timings []viewTiming) string {
 		for k, v := range durs {
 			sum[k] += v
 		}
+		whole, _ := servertiming.Parse(timings[i].trailer)
+		sum["view"] += whole["view"]
 		sum["db_calls"] += float64(calls["db"])
 		client += ms(lat[i])
 	}
 	n := float64(len(tail))
 	_, median := servertiming.Parse(timings[order[len(order)/2]].header)
-	return fmt.Sprintf("tail_client_ms=%.1f tail_server_ms=%.1f tail_db_ms=%.1f tail_db_queries=%.1f tail_prom_ms=%.1f tail_kube_ms=%.1f tail_seconds=%d p50_db_queries=%d",
-		client/n, sum["total"]/n, sum["db"]/n, sum["db_calls"]/n, sum["prom"]/n, sum["kube"]/n, len(seconds), median["db"])
+	return fmt.Sprintf("tail_client_ms=%.1f tail_view_ms=%.1f tail_server_ms=%.1f tail_db_ms=%.1f tail_db_queries=%.1f tail_prom_ms=%.1f tail_kube_ms=%.1f tail_seconds=%d p50_db_queries=%d",
+		client/n, sum["view"]/n, sum["total"]/n, sum["db"]/n, sum["db_calls"]/n, sum["prom"]/n, sum["kube"]/n, len(seconds), median["db"])
 }
 
 // tailClock is how TAIL lines write times: as PostgreSQL's log does.
@@ -1059,7 +1065,8 @@ func slowestOrder(lat []time.Duration) []int {
 }
 
 // slowestViews lists the slowest 1% of views as time asked/ms waited/ms
-// waited on PostgreSQL and in how many round trips/the path viewed: which
+// in the portal, the page written out included/ms waited on PostgreSQL and
+// in how many round trips/the path viewed: which
 // of a page's views (a running job's, an endpoint's) make its tail, and
 // whether they waited on one round trip or several.
 func slowestViews(lat []time.Duration, timings []viewTiming) string {
@@ -1067,7 +1074,8 @@ func slowestViews(lat []time.Duration, timings []viewTiming) string {
 	var out []string
 	for _, i := range order[:max(1, len(order)/100)] {
 		durs, calls := servertiming.Parse(timings[i].header)
-		out = append(out, fmt.Sprintf("%s/%.0f/db=%.0fx%d%s", timings[i].at.UTC().Format(tailClock), ms(lat[i]), durs["db"], calls["db"], timings[i].path))
+		whole, _ := servertiming.Parse(timings[i].trailer)
+		out = append(out, fmt.Sprintf("%s/%.0f/view=%.0f/db=%.0fx%d%s", timings[i].at.UTC().Format(tailClock), ms(lat[i]), whole["view"], durs["db"], calls["db"], timings[i].path))
 	}
 	return strings.Join(out, ",")
 }

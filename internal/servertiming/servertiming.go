@@ -72,6 +72,12 @@ func (t *Timing) Header() string {
 	return b.String()
 }
 
+// Whole is the Server-Timing trailer of a finished view: its whole time in
+// the portal, its body written out included ("view").
+func (t *Timing) Whole() string {
+	return fmt.Sprintf("view;dur=%.2f", float64(time.Since(t.start))/1e6)
+}
+
 // Parse reads a Server-Timing value written by Header: milliseconds and
 // calls by name ("db", "prom", "kube", "total").
 func Parse(v string) (ms map[string]float64, calls map[string]int) {

@@ -39,12 +39,19 @@ func (h *handler) requestID(c *gin.Context) {
 
 // serverTiming names, in each answer's Server-Timing header, how long the
 // request waited on PostgreSQL, Prometheus and the Kubernetes API server
-// before its first byte, and its time in the portal until then ("total").
+// before its first byte, and its time in the portal until then ("total");
+// and, in a Server-Timing trailer after the body, its whole time in the
+// portal, the page written out included ("view"), for clients that read
+// trailers (the load run does): a page streams most of itself after its
+// first byte.
 func (h *handler) serverTiming(c *gin.Context) {
 	ctx, t := servertiming.Start(c.Request.Context())
 	c.Request = c.Request.WithContext(ctx)
 	c.Writer = &timedWriter{ResponseWriter: c.Writer, timing: t}
 	c.Next()
+	if c.Writer.Written() && !c.IsWebsocket() {
+		c.Writer.Header().Set(http.TrailerPrefix+"Server-Timing", t.Whole())
+	}
 }
 
 // timedWriter adds the Server-Timing header just before the headers go out.
