@@ -571,18 +571,58 @@ func processCPU() (map[int]procTicks, error) {
 			continue // ended meanwhile
 		}
 		if t, err := parseStat(string(stat)); err == nil {
+			if onViewPath(t.name) {
+				t.runDelay = runDelay(pid)
+			}
 			out[pid] = t
 		}
 	}
 	return out, nil
 }
 
+// onViewPath tells the processes a view runs in: the portal, PostgreSQL's
+// backends and the load generator (the users' browsers). processCPU reads
+// how long their threads waited for a core.
+func onViewPath(name string) bool {
+	switch name {
+	case "gantry", "postgres", "e2e.test":
+		return true
+	}
+	return false
+}
+
+// runDelay is how long the threads of process pid have waited on a run
+// queue for a core so far (the second figure of each thread's
+// /proc/PID/task/TID/schedstat, in nanoseconds); zero where the kernel
+// does not keep it.
+func runDelay(pid int) time.Duration {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		if f := strings.Fields(string(raw)); len(f) >= 2 {
+			if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				total += time.Duration(ns)
+			}
+		}
+	}
+	return total
+}
+
 // procTicks is a process's command name, CPU time in clock ticks and
-// major page faults so far.
+// major page faults so far, and, for the processes on a view's path
+// (onViewPath), how long its threads waited for a core.
 type procTicks struct {
 	name        string
 	ticks       int64
 	majorFaults int64
+	runDelay    time.Duration
 }
 
 // cpu is the CPU time: Linux counts it in ticks of 10 ms (USER_HZ 100).
@@ -606,6 +646,25 @@ func busiest(before, after map[int]procTicks, window time.Duration, top int) str
 	parts := make([]string, 0, top)
 	for _, u := range uses[:min(top, len(uses))] {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", u.name, u.pct))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// delayed is how long the processes on a view's path waited for a core
+// between two processCPU readings, summed by command (every PostgreSQL
+// backend together), most first; "" when none did.
+func delayed(before, after map[int]procTicks) string {
+	waits := map[string]time.Duration{}
+	for pid, a := range after {
+		if d := a.runDelay - before[pid].runDelay; d > 0 {
+			waits[a.name] += d
+		}
+	}
+	names := slices.Collect(maps.Keys(waits))
+	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(waits[y], waits[x]), strings.Compare(x, y)) })
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.0f", n, ms(waits[n])))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -95,7 +95,8 @@ func pressure(resource string) time.Duration {
 // stalls describes, for each of the slowest views (at most top), the
 // samples around it: how long the window was, for what share of it some
 // thread waited for a core and for the disk, the processes that used the
-// most CPU in it and those that read pages from disk. A view that waited
+// most CPU in it, how long the view's own processes (onViewPath) waited
+// for a core, and those that read pages from disk. A view that waited
 // on PostgreSQL while PostgreSQL logged nothing slow waited somewhere:
 // this says whether for a core, and who had them, or for the disk.
 func stalls(samples []cpuSample, lat []time.Duration, timings []viewTiming, top int) []string {
@@ -118,9 +119,9 @@ func stalls(samples []cpuSample, lat []time.Duration, timings []viewTiming, top 
 		window := b.at.Sub(a.at)
 		waited := 100 * (b.waited - a.waited).Seconds() / window.Seconds()
 		ioWaited := 100 * (b.ioWaited - a.ioWaited).Seconds() / window.Seconds()
-		out = append(out, fmt.Sprintf("at=%s ms=%.0f window_ms=%.0f cpu_wait_pct=%.0f io_wait_pct=%.0f busiest=%q major_faults=%q",
+		out = append(out, fmt.Sprintf("at=%s ms=%.0f window_ms=%.0f cpu_wait_pct=%.0f io_wait_pct=%.0f busiest=%q run_delay_ms=%q major_faults=%q",
 			start.UTC().Format(tailClock), ms(lat[i]), ms(window), waited, ioWaited, busiest(a.procs, b.procs, window, 5),
-			faulted(a.procs, b.procs, 3)))
+			delayed(a.procs, b.procs), faulted(a.procs, b.procs, 3)))
 	}
 	return out
 }

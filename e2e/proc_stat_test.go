@@ -28,24 +28,28 @@ func TestParseStatReadsACommandWithSpacesAndItsCPUTime(t *testing.T) {
 // the disk, the busiest processes and those that read pages from disk.
 func TestStallsNameWhatRanAroundTheSlowestViews(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 18, 41, 25, 0, time.UTC)
-	sample := func(after time.Duration, apiserver, postgres, postgresFaults int64, waited, ioWaited time.Duration) cpuSample {
+	sample := func(after time.Duration, apiserver, postgres, postgresFaults int64, waited, ioWaited, postgresDelay time.Duration) cpuSample {
 		return cpuSample{at: t0.Add(after), waited: waited, ioWaited: ioWaited,
 			procs: map[int]procTicks{10: {name: "kube-apiserver", ticks: apiserver, majorFaults: 3},
-				20: {name: "postgres", ticks: postgres, majorFaults: postgresFaults}}}
+				20: {name: "postgres", ticks: postgres, majorFaults: postgresFaults, runDelay: postgresDelay},
+				21: {name: "postgres", ticks: 5, runDelay: postgresDelay / 2},
+				30: {name: "gantry", ticks: 7, runDelay: 2 * time.Millisecond}}}
 	}
 	samples := []cpuSample{
-		sample(0, 100, 50, 10, time.Second, 0),
-		sample(500*time.Millisecond, 180, 51, 14, 1400*time.Millisecond, 100*time.Millisecond),
-		sample(time.Second, 230, 53, 14, 1700*time.Millisecond, 100*time.Millisecond),
+		sample(0, 100, 50, 10, time.Second, 0, 0),
+		sample(500*time.Millisecond, 180, 51, 14, 1400*time.Millisecond, 100*time.Millisecond, 80*time.Millisecond),
+		sample(time.Second, 230, 53, 14, 1700*time.Millisecond, 100*time.Millisecond, 80*time.Millisecond),
 	}
 	lat := []time.Duration{300 * time.Millisecond, 2 * time.Millisecond}
 	timings := []viewTiming{{at: t0.Add(100 * time.Millisecond)}, {at: t0.Add(600 * time.Millisecond)}}
 
 	got := stalls(samples, lat, timings, 1)
 	require.Len(t, got, 1, "the slowest view only")
-	assert.Equal(t, `at=18:41:25.100 ms=300 window_ms=500 cpu_wait_pct=80 io_wait_pct=20 busiest="kube-apiserver[10] 160%, postgres[20] 2%" major_faults="postgres[20] 4"`, got[0])
+	assert.Equal(t, `at=18:41:25.100 ms=300 window_ms=500 cpu_wait_pct=80 io_wait_pct=20 busiest="kube-apiserver[10] 160%, postgres[20] 2%" `+
+		`run_delay_ms="postgres 120" major_faults="postgres[20] 4"`, got[0], "both PostgreSQL backends' waits for a core together")
 	both := stalls(samples, lat, timings, 5)
 	require.Len(t, both, 2)
-	assert.Contains(t, both[1], `io_wait_pct=0 busiest="kube-apiserver[10] 100%, postgres[20] 4%" major_faults=""`, "no page read from disk in the second window")
+	assert.Contains(t, both[1], `io_wait_pct=0 busiest="kube-apiserver[10] 100%, postgres[20] 4%" run_delay_ms="" major_faults=""`,
+		"no page read from disk and no wait for a core in the second window")
 	assert.Empty(t, stalls(samples[:1], lat, timings, 5), "no sample after the view: nothing to say")
 }
