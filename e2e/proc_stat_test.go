@@ -53,3 +53,9 @@ func TestStallsNameWhatRanAroundTheSlowestViews(t *testing.T) {
 		"no page read from disk and no wait for a core in the second window")
 	assert.Empty(t, stalls(samples[:1], lat, timings, 5), "no sample after the view: nothing to say")
 }
+
+// A view's time in the portal alone comes from its Server-Timing trailer.
+func TestViewTimesComeFromTheTrailers(t *testing.T) {
+	got := viewTimes([]viewTiming{{trailer: "view;dur=12.50"}, {header: "total;dur=3.00"}})
+	assert.Equal(t, []time.Duration{12500 * time.Microsecond, 0}, got, "a view without a trailer counts none")
+}
