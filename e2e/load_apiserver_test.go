@@ -78,6 +78,18 @@ func apiServerWindows(ctx context.Context, env *stacktest.Env, dir, name string)
 	}
 }
 
+// apiServerHeap keeps the API server's heap profile in file and returns its
+// resident memory.
+func apiServerHeap(b *testing.B, env *stacktest.Env, file string) int64 {
+	b.Helper()
+	raw, err := env.Kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(b.Context())
+	require.NoError(b, err, "the API server's heap profile")
+	require.NoError(b, os.WriteFile(file, raw, 0o644))
+	pids := processesNamed(b, "kube-apiserver")
+	require.Len(b, pids, 1, "one API server")
+	return procRSS(b, pids[0])
+}
+
 // apiServerCPU is the CPU time the stack's API server has used so far;
 // zero when it is not running.
 func apiServerCPU() time.Duration {

@@ -326,8 +326,11 @@ func BenchmarkLoad(b *testing.B) {
 	b.Logf("CPU profiles of each page's load and the heap profile at the end are in %s (go tool pprof)", profiles)
 	fmt.Printf("BENCH rss workloads=%d nodes=%d rss_mib=%d rss_file_mib=%d heap_inuse_mib=%.0f live_heap_mib=%.0f gomemlimit_mib=%d rss_peak_mib=%d heap_free_mib=%.0f stacks_mib=%.0f runtime_mib=%.0f next_gc_mib=%.0f gogc=%.0f\n", workloads, nodes,
 		rss>>20, rssFile>>20, heap/(1<<20), live/(1<<20), memLimit, rssPeak>>20, heapFree, stacks, books, nextGC, gogc)
-	fmt.Printf("BENCH load-cluster workloads=%d running=%d nodes=%d dcgm_series=%d ledger_rows=%d users=%d admins=%d background_busy_pct=%.0f settled=%t\n", workloads, running, nodes,
-		series, workloads, loadUsers, loadAdmins, background, settled)
+	// The API server's memory sets how long each of its collections
+	// keeps a core (or both) busy beside the portal.
+	apiServerRSS := apiServerHeap(b, env, filepath.Join(profiles, "apiserver-heap.pprof"))
+	fmt.Printf("BENCH load-cluster workloads=%d running=%d nodes=%d dcgm_series=%d ledger_rows=%d users=%d admins=%d background_busy_pct=%.0f settled=%t apiserver_rss_mib=%d\n", workloads, running, nodes,
+		series, workloads, loadUsers, loadAdmins, background, settled, apiServerRSS>>20)
 }
 
 // processesNamed are the PIDs of the processes whose command is name.
