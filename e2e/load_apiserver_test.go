@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,12 +18,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 )
 
-// apiServerWindow is how long each of the API server's CPU profiles
-// during a page's load lasts: short enough to tell a burst of a second or
-// two from the API server's steady work, long enough for a profile that
-// says something (1,000 samples at one core busy).
-const apiServerWindow = 10 * time.Second
-
 // requireAPIServerProfiles fails the run unless the stack's API server
 // serves Go's profiles: a stack started before it did must be taken down.
 func requireAPIServerProfiles(b *testing.B, env *stacktest.Env) {
@@ -32,13 +28,68 @@ func requireAPIServerProfiles(b *testing.B, env *stacktest.Env) {
 }
 
 // apiServerWindows takes the API server's CPU profile in back-to-back
-// windows of apiServerWindow while a page's load runs, each into
-// dir/apiserver-cpu-<name>-<HHMMSS>.pprof (the window's start, UTC), and
-// reads, for each window, the API server's CPU time and the requests it
-// served. stop waits for the window under way and returns one line per
-// window: when, how many cores, which requests most, and the profile, to
-// match with the STALL lines of the slowest views.
+// windows of profileWindow while a page's load runs, each into
+// dir/apiserver-cpu-<name>-<HHMMSS>.pprof, with, for each window, the
+// cores it used and the requests it served (see profileWindows).
 func apiServerWindows(ctx context.Context, env *stacktest.Env, dir, name string) (stop func() ([]string, error)) {
+	fetch := func(ctx context.Context) ([]byte, error) {
+		return env.Kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(profileWindow.Seconds()))).DoRaw(ctx)
+	}
+	// Each window's last readings are the next one's first.
+	cpu0, reqs0 := processCPUNamed("kube-apiserver"), apiserverRequests(ctx, env, true)
+	describe := func(ctx context.Context, window time.Duration) string {
+		cpu1, reqs1 := processCPUNamed("kube-apiserver"), apiserverRequests(ctx, env, true)
+		defer func() { cpu0, reqs0 = cpu1, reqs1 }()
+		return fmt.Sprintf("cores=%.2f requests_per_s=%.0f top=%q", (cpu1-cpu0).Seconds()/window.Seconds(),
+			total(reqs0, reqs1)/window.Seconds(), writeRates(reqs0, reqs1, window, 6))
+	}
+	return profileWindows(ctx, filepath.Join(dir, "apiserver-cpu-"+name), fetch, describe)
+}
+
+// portalWindows is apiServerWindows for the portal, from its --debug-listen
+// address (debugURL), into dir/cpu-<name>-<HHMMSS>.pprof, with the cores
+// the portal used in each window: a burst of its own work (a loop's pass,
+// a collection) is in the profile of its seconds.
+func portalWindows(ctx context.Context, debugURL string, pid int, dir, name string) (stop func() ([]string, error)) {
+	fetch := func(ctx context.Context) ([]byte, error) {
+		u := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", debugURL, int(profileWindow.Seconds()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	}
+	cpu0 := pidCPU(pid)
+	describe := func(_ context.Context, window time.Duration) string {
+		cpu1 := pidCPU(pid)
+		defer func() { cpu0 = cpu1 }()
+		return fmt.Sprintf("cores=%.2f", (cpu1-cpu0).Seconds()/window.Seconds())
+	}
+	return profileWindows(ctx, filepath.Join(dir, "cpu-"+name), fetch, describe)
+}
+
+// profileWindow is how long each CPU profile taken during a page's load
+// lasts: short enough to tell a burst of a second or two from a process's
+// steady work, long enough for a profile that says something (1,000
+// samples at one core busy).
+const profileWindow = 10 * time.Second
+
+// profileWindows fetches CPU profiles of profileWindow in back-to-back
+// windows until stop, each into <prefix>-<HHMMSS>.pprof (the window's
+// start, UTC). stop waits for the window under way and returns one line
+// per window: when, what describe says of it, and the profile, to match
+// with the STALL lines of the slowest views.
+func profileWindows(ctx context.Context, prefix string, fetch func(context.Context) ([]byte, error),
+	describe func(ctx context.Context, window time.Duration) string) (stop func() ([]string, error)) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		lines []string
@@ -49,26 +100,26 @@ func apiServerWindows(ctx context.Context, env *stacktest.Env, dir, name string)
 	// ends with its seconds, not cut short.
 	profileCtx := context.WithoutCancel(ctx)
 	wg.Go(func() {
-		// Each window's last readings are the next one's first.
-		from, cpu0, reqs0 := time.Now(), apiServerCPU(), apiserverRequests(profileCtx, env, true)
-		for ctx.Err() == nil {
-			raw, err := env.Kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
-				Param("seconds", strconv.Itoa(int(apiServerWindow.Seconds()))).DoRaw(profileCtx)
+		// At least one window, however soon the load ends.
+		for from := time.Now(); ; {
+			raw, err := fetch(profileCtx)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("API server CPU profile: %w", err))
+				errs = append(errs, fmt.Errorf("CPU profile %s: %w", prefix, err))
 				return
 			}
-			to, cpu1, reqs1 := time.Now(), apiServerCPU(), apiserverRequests(profileCtx, env, true)
-			cores := (cpu1 - cpu0).Seconds() / to.Sub(from).Seconds()
-			file := filepath.Join(dir, fmt.Sprintf("apiserver-cpu-%s-%s.pprof", name, from.UTC().Format("150405")))
+			to := time.Now()
+			what := describe(profileCtx, to.Sub(from))
+			file := fmt.Sprintf("%s-%s.pprof", prefix, from.UTC().Format("150405"))
 			if err := os.WriteFile(file, raw, 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("API server CPU profile: %w", err))
+				errs = append(errs, fmt.Errorf("CPU profile: %w", err))
 				return
 			}
-			lines = append(lines, fmt.Sprintf("from=%s to=%s cores=%.2f requests_per_s=%.0f top=%q profile=%s",
-				from.UTC().Format(tailClock), to.UTC().Format(tailClock), cores, total(reqs0, reqs1)/to.Sub(from).Seconds(),
-				writeRates(reqs0, reqs1, to.Sub(from), 6), filepath.Base(file)))
-			from, cpu0, reqs0 = to, cpu1, reqs1
+			lines = append(lines, fmt.Sprintf("from=%s to=%s %s profile=%s",
+				from.UTC().Format(tailClock), to.UTC().Format(tailClock), what, filepath.Base(file)))
+			if ctx.Err() != nil {
+				return
+			}
+			from = to
 		}
 	})
 	return func() ([]string, error) {
@@ -90,19 +141,33 @@ func apiServerHeap(b *testing.B, env *stacktest.Env, file string) int64 {
 	return procRSS(b, pids[0])
 }
 
-// apiServerCPU is the CPU time the stack's API server has used so far;
-// zero when it is not running.
-func apiServerCPU() time.Duration {
+// processCPUNamed is the CPU time the process named name (the one of
+// them) has used so far; zero when none runs.
+func processCPUNamed(name string) time.Duration {
 	procs, err := processCPU()
 	if err != nil {
 		return 0
 	}
 	for _, p := range procs {
-		if p.name == "kube-apiserver" {
+		if p.name == name {
 			return p.cpu()
 		}
 	}
 	return 0
+}
+
+// pidCPU is the CPU time process pid has used so far; zero when it has
+// ended.
+func pidCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	t, err := parseStat(string(stat))
+	if err != nil {
+		return 0
+	}
+	return t.cpu()
 }
 
 // total is how many requests were served between two apiserverRequests

@@ -242,13 +242,14 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				gc0 := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count")
 				shown0, pending0 := gpuPanels(b, portal.URL+"/metrics")
-				cpu := profileDuring(b, debugURL+"/debug/pprof/profile?seconds=10", filepath.Join(profiles, fmt.Sprintf("cpu-%s-%s.pprof", pageFile(p.path), suffix)))
+				// The portal's CPU profile and the API server's, each in
+				// back-to-back windows through the whole load: what each did
+				// in the seconds of the slowest views.
+				stopPortal := portalWindows(b.Context(), debugURL, portal.proc.cmd.Process.Pid, profiles, pageFile(p.path)+"-"+suffix)
 				// An execution trace of the same seconds tells where a slow
 				// view's time went: running, waiting for a core (the OS's or
 				// Go's), the collector, a lock, Postgres or Prometheus.
 				trace := profileDuring(b, debugURL+"/debug/pprof/trace?seconds=5", filepath.Join(profiles, fmt.Sprintf("trace-%s-%s.out", pageFile(p.path), suffix)))
-				// The API server's, in back-to-back windows through the
-				// whole load: what it did in the seconds of the slowest views.
 				stopAPIServer := apiServerWindows(b.Context(), env, profiles, pageFile(p.path)+"-"+suffix)
 				cpu0 := procCPU(b, portal.proc.cmd.Process.Pid)
 				busy0, all0 := machineCPU(b)
@@ -260,7 +261,6 @@ func BenchmarkLoad(b *testing.B) {
 				perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
 				busy1, all1 := machineCPU(b)
 				busy := 100 * float64(busy1-busy0) / float64(all1-all0)
-				cpu()
 				trace()
 				gcs := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count") - gc0
 				// Running jobs' panels whose GPU figures Prometheus had not
@@ -283,9 +283,14 @@ func BenchmarkLoad(b *testing.B) {
 				for _, stall := range stalls(samples, lat, timings, 3) {
 					fmt.Printf("STALL page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, stall)
 				}
-				windows, err := stopAPIServer()
+				portalLines, err := stopPortal()
 				require.NoError(b, err)
-				for _, w := range windows {
+				for _, w := range portalLines {
+					fmt.Printf("PORTAL page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, w)
+				}
+				apiServerLines, err := stopAPIServer()
+				require.NoError(b, err)
+				for _, w := range apiServerLines {
 					fmt.Printf("APISERVER page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, w)
 				}
 				// machine_busy_pct is how busy every core was (the stack, the

@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,4 +63,40 @@ func TestStallsNameWhatRanAroundTheSlowestViews(t *testing.T) {
 func TestViewTimesComeFromTheTrailers(t *testing.T) {
 	got := viewTimes([]viewTiming{{trailer: "view;dur=12.50"}, {header: "total;dur=3.00"}})
 	assert.Equal(t, []time.Duration{12500 * time.Microsecond, 0}, got, "a view without a trailer counts none")
+}
+
+// Profiles taken during a page's load follow one another until the load
+// ends, the one under way finished, each in a file of its own with a line
+// that says when and what.
+func TestProfileWindowsFollowOneAnotherUntilStopped(t *testing.T) {
+	dir := t.TempDir()
+	var n atomic.Int32
+	second := make(chan struct{})
+	fetch := func(context.Context) ([]byte, error) {
+		if n.Add(1) == 2 {
+			close(second)
+		}
+		time.Sleep(1100 * time.Millisecond) // a file name per second
+		return []byte(fmt.Sprintf("profile %d", n.Load())), nil
+	}
+	stop := profileWindows(t.Context(), filepath.Join(dir, "cpu-jobs"), fetch,
+		func(_ context.Context, window time.Duration) string {
+			return fmt.Sprintf("long=%t", window >= time.Second)
+		})
+	<-second
+	lines, err := stop()
+	require.NoError(t, err)
+	require.Len(t, lines, 2, "the window under way when stopped is finished: %q", lines)
+	for _, l := range lines {
+		assert.Regexp(t, `^from=\d\d:\d\d:\d\d\.\d{3} to=\d\d:\d\d:\d\d\.\d{3} long=true profile=cpu-jobs-\d{6}\.pprof$`, l)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "cpu-jobs-*.pprof"))
+	require.NoError(t, err)
+	assert.Len(t, files, 2)
+
+	failing := profileWindows(t.Context(), filepath.Join(dir, "cpu-team"), func(context.Context) ([]byte, error) {
+		return nil, errors.New("404 Not Found")
+	}, func(context.Context, time.Duration) string { return "" })
+	_, err = failing()
+	assert.ErrorContains(t, err, "404 Not Found", "a profile that cannot be taken fails the run")
 }
