@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
