@@ -123,9 +123,12 @@ func (d *Deliverer) Once(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	for _, del := range due {
-		// The claim pushes the next attempt past this one's timeout, so a
-		// post that never returns is retried, never posted twice at once.
-		ok, err := d.Store.ClaimWebhookDelivery(ctx, del, now.Add(d.timeout()+d.backoff(del.Attempts+1)))
+		// The claim pushes the next attempt past everything this one does
+		// before its outcome is recorded: the post and the record, each
+		// bounded by the timeout. A post that never returns, or whose
+		// outcome could not be recorded, is retried; a post whose success
+		// is still being recorded (a slow database) is not posted again.
+		ok, err := d.Store.ClaimWebhookDelivery(ctx, del, d.now().Add(2*d.timeout()+d.backoff(del.Attempts+1)))
 		if err != nil || !ok {
 			continue
 		}
@@ -139,8 +142,10 @@ func (d *Deliverer) post(ctx context.Context, del store.WebhookDelivery) {
 	defer cancel()
 	status, err := d.send(ctx, del)
 	at := d.now()
-	// A delivery cut short by the loop stopping is retried by the next leader.
-	wctx := context.WithoutCancel(ctx)
+	// A delivery cut short by the loop stopping is retried by the next
+	// leader. Its record is bounded too: the claim's window counts on it.
+	wctx, cancelRecord := context.WithTimeout(context.WithoutCancel(ctx), d.timeout())
+	defer cancelRecord()
 	if err == nil {
 		if err := d.Store.WebhookDelivered(wctx, del.ID, status, at); err != nil {
 			d.Log.WarnContext(ctx, "webhooks: record delivery", "id", del.ID, "err", err)
