@@ -68,9 +68,11 @@ func portalWindows(ctx context.Context, debugURL string, pid int, dir, name stri
 		}
 		return io.ReadAll(resp.Body)
 	}
-	cpu0 := pidCPU(pid)
+	// A portal that ended counts none (the run fails on it elsewhere).
+	cpu := func() time.Duration { t, _ := pidTicks(pid); return t.cpu() }
+	cpu0 := cpu()
 	describe := func(_ context.Context, window time.Duration) string {
-		cpu1 := pidCPU(pid)
+		cpu1 := cpu()
 		defer func() { cpu0 = cpu1 }()
 		return fmt.Sprintf("cores=%.2f", (cpu1-cpu0).Seconds()/window.Seconds())
 	}
@@ -154,20 +156,6 @@ func processCPUNamed(name string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// pidCPU is the CPU time process pid has used so far; zero when it has
-// ended.
-func pidCPU(pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	t, err := parseStat(string(stat))
-	if err != nil {
-		return 0
-	}
-	return t.cpu()
 }
 
 // total is how many requests were served between two apiserverRequests

@@ -409,11 +409,22 @@ func liveHeap(b *testing.B, p *Portal, debugURL, file string) float64 {
 // /proc/<pid>/stat in clock ticks of 10 ms.
 func procCPU(b *testing.B, pid int) time.Duration {
 	b.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := pidTicks(pid)
 	require.NoError(b, err)
-	t, err := parseStat(string(stat))
-	require.NoError(b, err, "/proc/%d/stat", pid)
 	return t.cpu()
+}
+
+// pidTicks reads process pid's /proc/PID/stat (parseStat).
+func pidTicks(pid int) (procTicks, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procTicks{}, err
+	}
+	t, err := parseStat(string(stat))
+	if err != nil {
+		return procTicks{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return t, nil
 }
 
 // parseStat reads a /proc/PID/stat line: the command, in parentheses
@@ -578,16 +589,14 @@ func processCPU() (map[int]procTicks, error) {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		t, err := pidTicks(pid)
 		if err != nil {
 			continue // ended meanwhile
 		}
-		if t, err := parseStat(string(stat)); err == nil {
-			if onViewPath(t.name) {
-				t.runDelay = runDelay(pid)
-			}
-			out[pid] = t
+		if onViewPath(t.name) {
+			t.runDelay = runDelay(pid)
 		}
+		out[pid] = t
 	}
 	return out, nil
 }
