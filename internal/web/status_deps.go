@@ -45,7 +45,6 @@ type StatusWorkloads interface {
 	NamespaceWorkloads(namespace string) ([]*kueue.Workload, error)
 	// NamespaceRunningWorkloads are the namespace's Workloads holding quota.
 	NamespaceRunningWorkloads(namespace string) ([]*kueue.Workload, error)
-	AllWorkloads() ([]*kueue.Workload, error)
 }
 
 // CostStore is the ledger and price table.
