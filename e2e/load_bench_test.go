@@ -1205,17 +1205,43 @@ func pause(ctx context.Context, d time.Duration) bool {
 // team's figures after a start (all 50 users would wait for that once).
 func warmUp(b *testing.B, clients []*http.Client, base string, path func(user, i int) string) {
 	b.Helper()
-	var wg sync.WaitGroup
-	var failed atomic.Int64
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failures = map[string]int{}
+		failed   int
+	)
+	t0 := time.Now()
 	for u := range loadUsers {
 		wg.Go(func() {
-			if _, status := get(clients[u%len(clients)], base+path(u, u)); status != http.StatusOK {
-				failed.Add(1)
+			t := time.Now()
+			resp, err := clients[u%len(clients)].Get(base + path(u, u))
+			outcome := ""
+			switch {
+			case err != nil:
+				outcome = err.Error()
+				if ue := (*url.Error)(nil); errors.As(err, &ue) {
+					outcome = ue.Err.Error() // without the view's own URL
+				}
+			case resp.StatusCode != http.StatusOK:
+				outcome = resp.Status
 			}
+			if resp != nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			}
+			if outcome == "" {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			failed++
+			failures[fmt.Sprintf("%s after %s", outcome, time.Since(t).Round(time.Second))]++
 		})
 	}
 	wg.Wait()
-	require.Zero(b, failed.Load(), "warm-up views that did not answer 200")
+	require.Zero(b, failed, "warm-up views that did not answer 200 (started %s), by what they got: %v",
+		t0.UTC().Format("15:04:05"), failures)
 }
 
 func get(client *http.Client, u string) (string, int) {
