@@ -45,14 +45,7 @@ func (c *JobCache) AllWorkloads() ([]*kueue.Workload, error) {
 	if !c.workloads.HasSynced() {
 		return nil, ErrNotSynced
 	}
-	objs := c.workloads.GetIndexer().List()
-	out := make([]*kueue.Workload, 0, len(objs))
-	for _, o := range objs {
-		if wl, ok := o.(*kueue.Workload); ok {
-			out = append(out, wl)
-		}
-	}
-	return out, nil
+	return ofType[*kueue.Workload](c.workloads.GetIndexer().List()), nil
 }
 
 // WorkloadByUID finds a Workload by UID, for naming who preempted a job. It
