@@ -152,24 +152,13 @@ type namedObject interface {
 }
 
 func sortedByName[T namedObject](objs []any) []T {
-	out := ofType[T](objs)
+	out := typed[T](objs)
 	slices.SortFunc(out, func(a, b T) int {
 		if c := strings.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
 			return c
 		}
 		return strings.Compare(a.GetName(), b.GetName())
 	})
-	return out
-}
-
-// ofType keeps the cache's objects that are Ts, in the cache's order.
-func ofType[T any](objs []any) []T {
-	out := make([]T, 0, len(objs))
-	for _, o := range objs {
-		if t, ok := o.(T); ok {
-			out = append(out, t)
-		}
-	}
 	return out
 }
 

@@ -45,7 +45,7 @@ func (c *JobCache) AllWorkloads() ([]*kueue.Workload, error) {
 	if !c.workloads.HasSynced() {
 		return nil, ErrNotSynced
 	}
-	return ofType[*kueue.Workload](c.workloads.GetIndexer().List()), nil
+	return typed[*kueue.Workload](c.workloads.GetIndexer().List()), nil
 }
 
 // WorkloadByUID finds a Workload by UID, for naming who preempted a job. It
