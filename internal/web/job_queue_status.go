@@ -114,8 +114,9 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 	}
 	if flavor != "" {
 		g.Go(func() error {
-			// The team's week of ended runs, kept until the ledger changes.
-			lf, err := h.ledgerFiguresOf(ctx, rec.Team, now)
+			// The team's week of ended runs, kept until the ledger changes
+			// (and answered one change behind while it is read again).
+			lf, err := h.ledgerWaitsOf(ctx, rec.Team, now)
 			if err != nil {
 				return err
 			}

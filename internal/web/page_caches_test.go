@@ -333,6 +333,44 @@ func TestSharedFiguresAnswerTheFamilyWhileANewVersionLoads(t *testing.T) {
 	assert.Equal(t, "v2", v)
 }
 
+// TestSharedFiguresGetOrLastNeverWaitsForANewVersion: figures a view may
+// show one change behind (the job page's typical wait) are answered from
+// the family's last ones while the new version loads in the background,
+// once; only a family with nothing loaded yet waits.
+func TestSharedFiguresGetOrLastNeverWaitsForANewVersion(t *testing.T) {
+	var s sharedFigures[string]
+	ctx := t.Context()
+	v, err := s.getOrLast(ctx, "team|0", "team|0|v1", time.Minute, func(context.Context) (string, error) { return "v1", nil })
+	require.NoError(t, err)
+	require.Equal(t, "v1", v, "nothing loaded yet: the first view waits for the figures")
+
+	loading, release := make(chan struct{}), make(chan struct{})
+	var loads atomic.Int64
+	slow := func(context.Context) (string, error) {
+		if loads.Add(1) == 1 {
+			close(loading)
+		}
+		<-release
+		return "v2", nil
+	}
+	for range 10 {
+		v, err := s.getOrLast(ctx, "team|0", "team|0|v2", time.Minute, slow)
+		require.NoError(t, err)
+		assert.Equal(t, "v1", v, "a view after the change gets the last figures at once")
+	}
+	<-loading
+	close(release)
+	require.Eventually(t, func() bool {
+		v, err := s.getOrLast(ctx, "team|0", "team|0|v2", time.Minute, slow)
+		return err == nil && v == "v2"
+	}, 5*time.Second, time.Millisecond, "the new figures answer once loaded")
+	assert.Equal(t, int64(1), loads.Load(), "the new version is read once for all the views")
+
+	v, err = s.get(ctx, "team|0", "team|0|v3", time.Minute, func(context.Context) (string, error) { return "v3", nil })
+	require.NoError(t, err)
+	assert.Equal(t, "v3", v, "get still reads a change on the next view")
+}
+
 // TestSharedFiguresDropWhatCanNoLongerBeAnswered: each ledger change makes
 // new keys; the figures of old versions go once past their grace, not when
 // the cache is full.
