@@ -1006,8 +1006,6 @@ func recordLoad(b *testing.B, db *store.Store, teams []*loadTeam, n int) {
 	})
 }
 
-// signIn signs a user in through the IdP's login form with a plain HTTP
-// client (a session of its own) and returns that client.
 // signInAll signs every load user and admin in, each with a session of
 // their own.
 func signInAll(b testing.TB, p *Portal) (users, admins []*http.Client) {
@@ -1025,6 +1023,8 @@ func signInAll(b testing.TB, p *Portal) (users, admins []*http.Client) {
 	return users, admins
 }
 
+// signIn signs a user in through the IdP's login form with a plain HTTP
+// client (a session of its own) and returns that client.
 func signIn(b testing.TB, p *Portal, user string) *http.Client {
 	b.Helper()
 	jar, err := cookiejar.New(nil)
