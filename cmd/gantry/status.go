@@ -110,9 +110,10 @@ type poolReader struct {
 // accountingOf is cost per accepted unit over the database: verdicts, team
 // rules, shared costs, the endpoint proxy's hourly counts and idle
 // reclaim's episodes. The teams' rules are kept until changes announces
-// a change.
+// a change; the teams' runs are kept and added to as runs are recorded.
 func accountingOf(db *store.Store, changes *store.Changes, auditLog *audit.Log) *cost.Accounting {
 	return &cost.Accounting{Store: db, Audit: auditLog,
 		Endpoints: cost.StoreEndpointUsage{Hours: db}, Reclaims: cost.StoreReclaims{Episodes: db},
-		KeptRules: store.NewKept[store.AcceptanceRule](changes, store.TopicAcceptanceRules)}
+		KeptRules: store.NewKept[store.AcceptanceRule](changes, store.TopicAcceptanceRules),
+		KeptRuns:  &cost.KeptRuns{Store: db}}
 }

@@ -96,6 +96,9 @@ type Accounting struct {
 	// KeptRules keeps each team's acceptance rule (read by every job page
 	// view) until a replica changes one; nil reads it every time.
 	KeptRules *store.Kept[store.AcceptanceRule]
+	// KeptRuns keeps what a team's accounting reads of the ledger and adds
+	// the runs recorded since; nil reads the months every time.
+	KeptRuns *KeptRuns
 }
 
 // rule is the team's acceptance rule, kept until one changes.
@@ -169,10 +172,14 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 		reclaims    []Reclaim
 	)
 	g.SetLimit(teamReadsAtOnce)
-	g.Go(func() (err error) { runs, err = a.Store.AccountedRuns(ctx, team, first, end); return err })
 	// Every team's hours per pool divide the pool's shared cost; summed
 	// in the database, not read run by run.
-	g.Go(func() (err error) { pools, err = a.Store.PoolHours(ctx, first, end); return err })
+	if a.KeptRuns != nil {
+		g.Go(func() (err error) { runs, pools, err = a.KeptRuns.Read(ctx, team, first, end); return err })
+	} else {
+		g.Go(func() (err error) { runs, err = a.Store.AccountedRuns(ctx, team, first, end); return err })
+		g.Go(func() (err error) { pools, err = a.Store.PoolHours(ctx, first, end); return err })
+	}
 	g.Go(func() (err error) { shared, err = a.Store.PoolSharedCosts(ctx, first, end); return err })
 	g.Go(func() (err error) { verdicts, err = a.Store.TeamVerdicts(ctx, team); return err })
 	g.Go(func() (err error) { rule, err = a.rule(ctx, team); return err })
@@ -238,11 +245,19 @@ type TeamWeeks struct {
 // weeks weeks (the current one included), teams by name.
 func (a *Accounting) Weeks(ctx context.Context, weeks int) ([]TeamWeeks, error) {
 	first := WeekStart(a.now()).AddDate(0, 0, -7*(weeks-1))
-	runs, err := a.Store.RunHoursBetween(ctx, first, first.AddDate(0, 0, 7*weeks))
-	if err != nil {
-		return nil, fmt.Errorf("weekly GPU-hours: %w", err)
+	var byTeam map[string][]WeekHours
+	if a.KeptRuns != nil {
+		var err error
+		if byTeam, err = a.KeptRuns.Weekly(ctx, first, weeks); err != nil {
+			return nil, fmt.Errorf("weekly GPU-hours: %w", err)
+		}
+	} else {
+		runs, err := a.Store.RunHoursBetween(ctx, first, first.AddDate(0, 0, 7*weeks))
+		if err != nil {
+			return nil, fmt.Errorf("weekly GPU-hours: %w", err)
+		}
+		byTeam = Weekly(runs, first, weeks)
 	}
-	byTeam := Weekly(runs, first, weeks)
 	out := make([]TeamWeeks, 0, len(byTeam))
 	for _, t := range slices.Sorted(maps.Keys(byTeam)) {
 		out = append(out, TeamWeeks{Team: t, Weeks: byTeam[t]})

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -172,6 +173,20 @@ func (s *Summary) Add(r store.LedgerRow) {
 	j.CostUSD += r.CostUSD
 	measured, useful := Hours(r)
 	j.IdleUSD += share(r, measured-useful)
+}
+
+// Clone returns a copy of s, reporting up to to, that runs can be added
+// to without changing s or the reports it gave: figures kept at one
+// ledger version add the runs recorded since to a copy.
+func (s *Summary) Clone(to time.Time) *Summary {
+	c := &Summary{rep: s.rep, jobs: make(map[string]*JobCost, len(s.jobs)), top: s.top}
+	c.rep.To = to
+	c.rep.ByTeam = maps.Clone(s.rep.ByTeam)
+	for k, j := range s.jobs {
+		jc := *j
+		c.jobs[k] = &jc
+	}
+	return c
 }
 
 // Report is the report of the runs added so far, without their rows.

@@ -55,7 +55,7 @@ func BenchmarkLedgerMonth(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			n := 0
-			require.NoError(b, s.EachLedgerRow(ctx, "vision", from, to, func(LedgerRow) error { n++; return nil }))
+			require.NoError(b, s.EachLedgerRow(ctx, "vision", from, to, Recorded{}, func(LedgerRow) error { n++; return nil }))
 			require.Equal(b, len(rows), n)
 		}
 	})

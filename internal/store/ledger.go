@@ -48,6 +48,9 @@ type LedgerRow struct {
 	USDPerHour money.USD `json:"usdPerHour"`
 	CostUSD    money.USD `gorm:"column:cost_usd" json:"costUsd"`
 	RecordedAt time.Time `json:"recordedAt"`
+	// Seq is the ledger version the row's insert made (LedgerMark): the
+	// database sets it; rows recorded before it was kept have 0.
+	Seq int64 `gorm:"column:seq;->" json:"-"`
 }
 
 // TableName is cost_ledger.
@@ -92,13 +95,38 @@ func (s *Store) LedgerRows(ctx context.Context, team string, from, to time.Time)
 	return out, nil
 }
 
-// EachLedgerRow calls fn with each of the rows LedgerRows returns, in the
-// same order, one at a time as they are read: sums over thousands of runs
-// need not hold them all. The statement is gorm's; the rows are read by
-// pgx, which scans a row in a fifth of gorm's time. An error from fn stops
-// the read and is returned.
-func (s *Store) EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(LedgerRow) error) error {
-	st := built[LedgerRow](ledgerRowsQuery(s.dry(), team, from, to))
+// Recorded narrows a ledger read to the rows recorded after ledger version
+// After, up to version UpTo (LedgerRow.Seq, LedgerMark.Version): figures
+// summed at one version add the rows recorded since (LedgerMark.Since),
+// figures summed whole read up to the version they are summed at
+// (LedgerMark.Rows). The zero value reads every row.
+type Recorded struct {
+	After, UpTo int64
+	bounded     bool
+}
+
+func (r Recorded) where(tx *gorm.DB, column string) *gorm.DB {
+	if !r.bounded {
+		return tx
+	}
+	return tx.Where(column+" > ? AND "+column+" <= ?", r.After, r.UpTo)
+}
+
+// Lets reports whether r lets through a row recorded at version seq.
+func (r Recorded) Lets(seq int64) bool {
+	return !r.bounded || (seq > r.After && seq <= r.UpTo)
+}
+
+// Empty is true when r can let no row through.
+func (r Recorded) Empty() bool { return r.bounded && r.After >= r.UpTo }
+
+// EachLedgerRow calls fn with each of the rows LedgerRows returns that
+// rec lets through, in the same order, one at a time as they are read:
+// sums over thousands of runs need not hold them all. The statement is
+// gorm's; the rows are read by pgx, which scans a row in a fifth of gorm's
+// time. An error from fn stops the read and is returned.
+func (s *Store) EachLedgerRow(ctx context.Context, team string, from, to time.Time, rec Recorded, fn func(LedgerRow) error) error {
+	st := built[LedgerRow](rec.where(ledgerRowsQuery(s.dry(), team, from, to), "seq"))
 	var stopped error
 	err := s.withPgx(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, st.sql, st.vars...)

@@ -41,7 +41,7 @@ func TestEachLedgerRowHandsOverWhatLedgerRowsReturns(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, want)
 		var got []LedgerRow
-		require.NoError(t, s.EachLedgerRow(ctx, team, from, to, func(r LedgerRow) error {
+		require.NoError(t, s.EachLedgerRow(ctx, team, from, to, Recorded{}, func(r LedgerRow) error {
 			got = append(got, r)
 			return nil
 		}))
@@ -50,7 +50,7 @@ func TestEachLedgerRowHandsOverWhatLedgerRowsReturns(t *testing.T) {
 
 	stop := errors.New("enough")
 	seen := 0
-	err := s.EachLedgerRow(ctx, "", t0, t0.Add(24*time.Hour), func(LedgerRow) error {
+	err := s.EachLedgerRow(ctx, "", t0, t0.Add(24*time.Hour), Recorded{}, func(LedgerRow) error {
 		seen++
 		if seen == 4 {
 			return stop

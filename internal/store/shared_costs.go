@@ -104,10 +104,17 @@ type PoolMonthHours struct {
 // team's runs that ended in [from, to): what a team's share of a pool's
 // shared cost is divided by, without reading every team's runs.
 func (s *Store) PoolHours(ctx context.Context, from, to time.Time) ([]PoolMonthHours, error) {
+	return s.RecordedPoolHours(ctx, from, to, Recorded{})
+}
+
+// RecordedPoolHours is PoolHours over the runs rec lets through: what the
+// runs recorded since figures were summed add to them.
+func (s *Store) RecordedPoolHours(ctx context.Context, from, to time.Time, rec Recorded) ([]PoolMonthHours, error) {
 	var out []PoolMonthHours
-	err := s.db.WithContext(ctx).Raw(`SELECT date_trunc('month', ended_at, 'UTC') AS month, flavor, SUM(allocated_gpu_hours) AS gpu_hours
-		FROM cost_ledger WHERE ended_at >= ? AND ended_at < ?
-		GROUP BY 1, 2 ORDER BY 1, 2`, from, to).Scan(&out).Error
+	q := rec.where(s.db.WithContext(ctx).Table("cost_ledger").
+		Select("date_trunc('month', ended_at, 'UTC') AS month, flavor, SUM(allocated_gpu_hours) AS gpu_hours").
+		Where("ended_at >= ? AND ended_at < ?", from, to), "seq")
+	err := q.Group("1, 2").Order("1, 2").Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("pool hours from %s to %s: %w", from.Format(time.DateOnly), to.Format(time.DateOnly), err)
 	}
@@ -143,10 +150,19 @@ func (r RunHours) Row() LedgerRow {
 // viewed, and 12 MiB live while the chart was drawn (the load run's heap
 // profile), which the collector's next goal doubled.
 func (s *Store) RunHoursBetween(ctx context.Context, from, to time.Time) ([]RunHours, error) {
+	return s.RecordedRunHours(ctx, from, to, Recorded{})
+}
+
+// RecordedRunHours is RunHoursBetween over the runs rec lets through.
+func (s *Store) RecordedRunHours(ctx context.Context, from, to time.Time, rec Recorded) ([]RunHours, error) {
 	var out []RunHours
+	recorded, args := "", []any{from, to}
+	if rec.bounded {
+		recorded, args = " AND seq > $3 AND seq <= $4", append(args, rec.After, rec.UpTo)
+	}
 	err := s.withPgx(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT team, ended_at, outcome, allocated_gpu_hours, avg_utilization, measured_gpu_hours, useful_gpu_hours
-			FROM cost_ledger WHERE ended_at >= $1 AND ended_at < $2 ORDER BY ended_at, run_key`, from, to)
+			FROM cost_ledger WHERE ended_at >= $1 AND ended_at < $2`+recorded+` ORDER BY ended_at, run_key`, args...)
 		if err != nil {
 			return err
 		}
@@ -174,13 +190,21 @@ type AccountedRun struct {
 // AccountedRuns returns the runs that ended in [from, to) in every team
 // (team empty) or one, oldest first, with their launch's kind and owner.
 func (s *Store) AccountedRuns(ctx context.Context, team string, from, to time.Time) ([]AccountedRun, error) {
+	return s.RecordedAccountedRuns(ctx, team, from, to, Recorded{})
+}
+
+// RecordedAccountedRuns is AccountedRuns over the runs rec lets through.
+func (s *Store) RecordedAccountedRuns(ctx context.Context, team string, from, to time.Time, rec Recorded) ([]AccountedRun, error) {
 	var out []AccountedRun
-	err := s.db.WithContext(ctx).Raw(`SELECT c.*, COALESCE(la.owner, '') AS launch_owner, COALESCE(la.kind, '') AS kind
-		FROM cost_ledger c
-		LEFT JOIN LATERAL (SELECT l.owner, l.kind FROM launches l WHERE l.namespace = c.namespace AND l.name = c.job_name
-			ORDER BY l.created_at DESC LIMIT 1) la ON true
-		WHERE c.ended_at >= ? AND c.ended_at < ? AND (? = '' OR c.team = ?)
-		ORDER BY c.ended_at, c.run_key`, from, to, team, team).Scan(&out).Error
+	q := s.db.WithContext(ctx).Table("cost_ledger c").
+		Select("c.*, COALESCE(la.owner, '') AS launch_owner, COALESCE(la.kind, '') AS kind").
+		Joins(`LEFT JOIN LATERAL (SELECT l.owner, l.kind FROM launches l WHERE l.namespace = c.namespace AND l.name = c.job_name
+			ORDER BY l.created_at DESC LIMIT 1) la ON true`).
+		Where("c.ended_at >= ? AND c.ended_at < ?", from, to)
+	if team != "" {
+		q = q.Where("c.team = ?", team)
+	}
+	err := rec.where(q, "c.seq").Order("c.ended_at, c.run_key").Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("accounted runs of %q: %w", team, err)
 	}

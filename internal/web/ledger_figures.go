@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/cost"
@@ -18,6 +20,12 @@ type ledgerFigures struct {
 	// flavor's name once per run was most of what the figures held.
 	waits   map[string][]admittedWait
 	weekP50 map[string]float64
+	// sum is what month reports, summed up to the ledger's mark for the
+	// month starting monthStart: the figures of a later version add the
+	// rows recorded since to a copy of it. Never changed once kept.
+	sum        *cost.Summary
+	mark       store.LedgerMark
+	monthStart time.Time
 }
 
 // admittedWait is one run's wait before admission, in seconds, and when it
@@ -33,9 +41,40 @@ type admittedWait struct {
 // of ended runs are read and summed once per change instead of once per
 // page view. The team is the family: views that come while its new figures
 // load get its last ones.
-type ledgerFiguresCache = sharedFigures[ledgerFigures]
+//
+// A change is read as the rows recorded since the team's newest figures
+// (store.LedgerMark), added to a copy of them: each ended run is a change,
+// and in the 50,000-workload run, where evictions ended runs every few
+// seconds, the first team or cluster page view after each waited up to
+// 2.4 s for the month to be read again. A new month, or a rewrite of the
+// ledger (an update or delete, by hand), reads it whole.
+type ledgerFiguresCache struct {
+	shared sharedFigures[ledgerFigures]
+	mu     sync.Mutex
+	newest map[string]ledgerFigures
+}
 
-func newLedgerFiguresCache() *ledgerFiguresCache { return &ledgerFiguresCache{} }
+func newLedgerFiguresCache() *ledgerFiguresCache {
+	return &ledgerFiguresCache{newest: map[string]ledgerFigures{}}
+}
+
+// base returns the team's newest figures.
+func (c *ledgerFiguresCache) base(team string) (ledgerFigures, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.newest[team]
+	return f, ok
+}
+
+// keep makes f the team's newest figures unless newer ones are kept.
+func (c *ledgerFiguresCache) keep(team string, f ledgerFigures) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.newest[team]
+	if !ok || !old.monthStart.Equal(f.monthStart) || old.mark.Rewrites != f.mark.Rewrites || old.mark.Version <= f.mark.Version {
+		c.newest[team] = f
+	}
+}
 
 // ledgerFiguresOf returns the team's ledger figures at now; team "" sums
 // every team. Without a cache (tests), they are read every time.
@@ -54,7 +93,7 @@ func (h *handler) ledgerWaitsOf(ctx context.Context, team string, now time.Time)
 func (h *handler) cachedLedgerFigures(ctx context.Context, team string, now time.Time, behind bool) (ledgerFigures, error) {
 	c := h.ledgerFigures
 	if c == nil {
-		return h.readLedgerFigures(ctx, team, now)
+		return h.readLedgerFigures(ctx, team, now, ledgerFigures{}, false)
 	}
 	version, err := h.Status.Costs.LedgerVersion(ctx)
 	if err != nil {
@@ -66,37 +105,69 @@ func (h *handler) cachedLedgerFigures(ctx context.Context, team string, now time
 	// for the re-read at a minute's turn (at 10,000 runs a week, 0.3-0.5 s
 	// for the view that used to start it, and a pile-up behind it).
 	key := fmt.Sprintf("%s|%d|%s", team, version, cost.MonthStart(now).Format(time.RFC3339))
-	load := func(ctx context.Context) (ledgerFigures, error) { return h.readLedgerFigures(ctx, team, now) }
-	if behind {
-		return c.getOrLast(ctx, team, key, time.Minute, load)
+	load := func(ctx context.Context) (ledgerFigures, error) {
+		base, found := c.base(team)
+		f, err := h.readLedgerFigures(ctx, team, now, base, found)
+		if err != nil {
+			return ledgerFigures{}, err
+		}
+		c.keep(team, f)
+		return f, nil
 	}
-	return c.get(ctx, team, key, time.Minute, load)
+	if behind {
+		return c.shared.getOrLast(ctx, team, key, time.Minute, load)
+	}
+	return c.shared.get(ctx, team, key, time.Minute, load)
 }
 
-func (h *handler) readLedgerFigures(ctx context.Context, team string, now time.Time) (ledgerFigures, error) {
+// readLedgerFigures sums the team's figures at now: the rows recorded since
+// base added to a copy of it when base is of the same month and the ledger
+// was only added to since, else the month and week read whole.
+func (h *handler) readLedgerFigures(ctx context.Context, team string, now time.Time, base ledgerFigures, found bool) (ledgerFigures, error) {
 	monthStart := cost.MonthStart(now)
+	monthEnd := cost.NextMonth(monthStart)
 	weekAgo := now.Add(-7 * 24 * time.Hour)
 	from := monthStart
 	if weekAgo.Before(from) {
 		from = weekAgo
 	}
-	// Summed as the rows are read: a team's month is thousands of rows,
-	// read again each time the ledger changes.
-	f := ledgerFigures{waits: map[string][]admittedWait{}}
-	month := cost.NewSummary(monthStart, now, topJobs)
-	err := h.Status.Costs.EachLedgerRow(ctx, team, from, now.Add(time.Second), func(r store.LedgerRow) error {
-		if !r.EndedAt.Before(monthStart) {
-			month.Add(r)
-		}
-		if !r.AdmittedAt.Before(weekAgo) {
-			f.waits[r.Flavor] = append(f.waits[r.Flavor], admittedWait{r.AdmittedAt.UnixNano(), r.WaitSeconds})
-		}
-		return nil
-	})
+	mark, err := h.Status.Costs.LedgerMark(ctx)
 	if err != nil {
 		return ledgerFigures{}, err
 	}
-	f.month = month.Report()
+	f := ledgerFigures{waits: map[string][]admittedWait{}, mark: mark, monthStart: monthStart}
+	rec, add := base.mark.Since(mark)
+	if add = add && found && base.monthStart.Equal(monthStart); add {
+		f.sum = base.sum.Clone(now)
+		// The week's window slides: waits admitted before it drop out.
+		for flavor, ws := range base.waits {
+			kept := slices.DeleteFunc(slices.Clone(ws), func(w admittedWait) bool { return w.admitted < weekAgo.UnixNano() })
+			if len(kept) > 0 {
+				f.waits[flavor] = kept
+			}
+		}
+	} else {
+		rec = mark.Rows()
+		f.sum = cost.NewSummary(monthStart, now, topJobs)
+	}
+	// Summed as the rows are read: a team's month is thousands of rows.
+	// The runs that end after now (a clock a little ahead on the replica
+	// that recorded them) count too: they will not be read again.
+	if !rec.Empty() {
+		err = h.Status.Costs.EachLedgerRow(ctx, team, from, monthEnd, rec, func(r store.LedgerRow) error {
+			if !r.EndedAt.Before(monthStart) {
+				f.sum.Add(r)
+			}
+			if !r.AdmittedAt.Before(weekAgo) {
+				f.waits[r.Flavor] = append(f.waits[r.Flavor], admittedWait{r.AdmittedAt.UnixNano(), r.WaitSeconds})
+			}
+			return nil
+		})
+		if err != nil {
+			return ledgerFigures{}, err
+		}
+	}
+	f.month = f.sum.Report()
 	f.weekP50 = make(map[string]float64, len(f.waits))
 	for flavor, ws := range f.waits {
 		secs := make([]float64, len(ws))

@@ -86,6 +86,9 @@ type versionedLedger struct {
 }
 
 func (l *versionedLedger) LedgerVersion(context.Context) (int64, error) { return l.version.Load(), nil }
+func (l *versionedLedger) LedgerMark(context.Context) (store.LedgerMark, error) {
+	return store.LedgerMark{Version: l.version.Load()}, nil
+}
 
 // viewsBy runs views page views split over users people at once.
 func viewsBy(t *testing.T, users, views int, view func(user int) error) {
@@ -473,10 +476,10 @@ type countedLedger struct {
 	reads atomic.Int64
 }
 
-func (l *countedLedger) EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(store.LedgerRow) error) error {
+func (l *countedLedger) EachLedgerRow(ctx context.Context, team string, from, to time.Time, rec store.Recorded, fn func(store.LedgerRow) error) error {
 	l.reads.Add(1)
 	time.Sleep(fakeQueryTime)
-	return l.versionedLedger.EachLedgerRow(ctx, team, from, to, fn)
+	return l.versionedLedger.EachLedgerRow(ctx, team, from, to, rec, fn)
 }
 
 // TestNoViewWaitsForTheWeekToSlideAtAMinutesTurn: the team, job and

@@ -39,6 +39,9 @@ func (c *benchCluster) JobRefs(q kube.JobQuery) ([]kube.JobRef, int, error) {
 
 // LedgerVersion never changes: the bench ledger is written once.
 func (c *benchCluster) LedgerVersion(context.Context) (int64, error) { return 1, nil }
+func (c *benchCluster) LedgerMark(context.Context) (store.LedgerMark, error) {
+	return store.LedgerMark{Version: 1}, nil
+}
 
 // The production-like cluster of issue 17, in the caches' shape: 10,000
 // training jobs over three teams, 1,000 of them admitted and running one

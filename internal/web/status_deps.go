@@ -50,14 +50,17 @@ type StatusWorkloads interface {
 // CostStore is the ledger and price table.
 type CostStore interface {
 	LedgerRows(ctx context.Context, team string, from, to time.Time) ([]store.LedgerRow, error)
-	// EachLedgerRow hands over LedgerRows' rows one at a time as they are
-	// read, for sums that need not hold them.
-	EachLedgerRow(ctx context.Context, team string, from, to time.Time, fn func(store.LedgerRow) error) error
+	// EachLedgerRow hands over LedgerRows' rows that rec lets through one
+	// at a time as they are read, for sums that need not hold them.
+	EachLedgerRow(ctx context.Context, team string, from, to time.Time, rec store.Recorded, fn func(store.LedgerRow) error) error
 	JobRuns(ctx context.Context, namespace, job string) ([]store.LedgerRow, error)
 	WaitPercentiles(ctx context.Context, team string, from time.Time) ([]store.WaitPercentile, error)
 	AllPrices(ctx context.Context) ([]store.GPUPrice, error)
 	// LedgerVersion changes whenever the ledger does.
 	LedgerVersion(ctx context.Context) (int64, error)
+	// LedgerMark is the version and the count of rewrites: which rows
+	// were recorded since figures were summed (store.LedgerMark).
+	LedgerMark(ctx context.Context) (store.LedgerMark, error)
 }
 
 // GPUMetrics reads DCGM metrics from Prometheus.
