@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -213,12 +214,11 @@ func (a *Accounting) Team(ctx context.Context, team string, month time.Time, tre
 	out := TeamAccounting{Rule: ruleState(rule), EndpointsCounted: a.Endpoints != nil, ReclaimsKnown: a.Reclaims != nil}
 	var monthRuns []store.AccountedRun
 	for i, m := range months {
-		var teamRuns []store.AccountedRun
-		for _, r := range runs {
-			if !r.EndedAt.Before(m) && r.EndedAt.Before(NextMonth(m)) {
-				teamRuns = append(teamRuns, r)
-			}
-		}
+		// The runs are oldest first: a month's are a part of them, not a
+		// copy (16,700 runs of 440 bytes a month at 50,000 workloads).
+		lo := sort.Search(len(runs), func(j int) bool { return !runs[j].EndedAt.Before(m) })
+		hi := sort.Search(len(runs), func(j int) bool { return !runs[j].EndedAt.Before(NextMonth(m)) })
+		teamRuns := runs[lo:hi:hi]
 		poolHours := map[string]float64{}
 		for _, p := range pools {
 			if p.Month.Equal(m) {

@@ -25,7 +25,7 @@ func (e endpointsServed) EndpointUsage(context.Context, string, time.Time, time.
 }
 
 // migratedStore opens a store on a fresh, migrated database.
-func migratedStore(t *testing.T) *store.Store {
+func migratedStore(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, stacktest.Postgres(t))

@@ -356,16 +356,11 @@ func Idle(runs []store.AccountedRun, reclaims []Reclaim, top int) IdleReport {
 	return rep
 }
 
+// topIdle is the n most idle, ties by name.
 func topIdle(m map[string]*IdleShare, n int) []IdleShare {
-	out := make([]IdleShare, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, *m[k])
-	}
-	slices.SortStableFunc(out, func(a, b IdleShare) int { return cmp.Compare(b.GPUHours, a.GPUHours) })
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return topOf(m, n, nil, func(_ string, a *IdleShare, _ string, b *IdleShare) bool {
+		return a.GPUHours > b.GPUHours || (a.GPUHours == b.GPUHours && a.Name < b.Name)
+	})
 }
 
 // WeekHours is a team's GPU-hours of one week: useful, idle and on runs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -35,7 +36,7 @@ type KeptRuns struct {
 	Store RecordedRunsStore
 
 	mu    sync.Mutex
-	teams map[teamSpan]keptSum[[]store.AccountedRun]
+	teams map[teamSpan]keptSum[runList]
 	pools map[[2]time.Time]keptSum[[]store.PoolMonthHours]
 	weeks map[weekSpan]keptSum[map[string][]WeekHours]
 }
@@ -118,14 +119,15 @@ func (k *KeptRuns) Read(ctx context.Context, team string, from, to time.Time) ([
 		runs  []store.AccountedRun
 		hours []store.PoolMonthHours
 	)
-	g.Go(func() (err error) {
-		runs, err = keptRead(&k.mu, &k.teams, teamSpan{team, from, to}, mark, func(rec store.Recorded) ([]store.AccountedRun, error) {
+	g.Go(func() error {
+		list, err := keptRead(&k.mu, &k.teams, teamSpan{team, from, to}, mark, func(rec store.Recorded) (runList, error) {
 			runs, err := k.Store.RecordedAccountedRuns(ctx, team, from, to, rec)
 			if err != nil {
-				return nil, fmt.Errorf("runs of %s recorded since version %d: %w", team, rec.After, err)
+				return runList{}, fmt.Errorf("runs of %s recorded since version %d: %w", team, rec.After, err)
 			}
-			return runs, nil
+			return runList{runs: runs, extended: new(atomic.Bool)}, nil
 		}, addRuns)
+		runs = list.runs
 		return err
 	})
 	g.Go(func() (err error) {
@@ -161,14 +163,38 @@ func (k *KeptRuns) Weekly(ctx context.Context, first time.Time, weeks int) (map[
 	}, addWeeks)
 }
 
-// addRuns merges two lists of runs, oldest first (ended, then run key) as
-// the store orders them, into a new one.
-func addRuns(a, b []store.AccountedRun) []store.AccountedRun {
-	runs := slices.Concat(a, b)
-	slices.SortStableFunc(runs, func(x, y store.AccountedRun) int {
-		return cmp.Or(x.EndedAt.Compare(y.EndedAt), cmp.Compare(x.RunKey, y.RunKey))
-	})
-	return runs
+// runList is a team's runs, oldest first (ended, then run key) as the
+// store orders them, in an array a later list may extend in place: runs
+// end in order, so the runs recorded since usually go after the last, and
+// copying a team's month (16,700 runs of 440 bytes at 50,000 workloads)
+// at each ended run was most of what adding one cost.
+type runList struct {
+	runs []store.AccountedRun
+	// extended is set once a longer list uses the array past len(runs);
+	// then no other may, and a second list from this one copies.
+	extended *atomic.Bool
+}
+
+func runBefore(x, y store.AccountedRun) int {
+	return cmp.Or(x.EndedAt.Compare(y.EndedAt), cmp.Compare(x.RunKey, y.RunKey))
+}
+
+// addRuns merges the runs recorded since into base's, in order.
+func addRuns(base, more runList) runList {
+	if len(more.runs) == 0 {
+		return base
+	}
+	n := len(base.runs)
+	inOrder := n == 0 || runBefore(base.runs[n-1], more.runs[0]) < 0
+	if inOrder && cap(base.runs)-n >= len(more.runs) && base.extended.CompareAndSwap(false, true) {
+		return runList{runs: append(base.runs, more.runs...), extended: new(atomic.Bool)}
+	}
+	runs := make([]store.AccountedRun, 0, n+len(more.runs)+n/8+64)
+	runs = append(append(runs, base.runs...), more.runs...)
+	if !inOrder {
+		slices.SortStableFunc(runs, runBefore)
+	}
+	return runList{runs: runs, extended: new(atomic.Bool)}
 }
 
 // addPoolHours sums two lists of pool hours by month and pool, ordered as

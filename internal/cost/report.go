@@ -1,9 +1,7 @@
 package cost
 
 import (
-	"cmp"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/money"
@@ -144,7 +142,11 @@ func Summarize(rows []store.LedgerRow, from, to time.Time, top int) Report {
 type Summary struct {
 	rep  Report
 	jobs map[string]*JobCost
-	top  int
+	// shared is true when jobs' entries are shared with the summary this
+	// one was cloned from: an entry not in own is copied before it changes.
+	shared bool
+	own    map[string]bool
+	top    int
 }
 
 // NewSummary starts the report of the runs of [from, to); its top lists
@@ -164,9 +166,18 @@ func (s *Summary) Add(r store.LedgerRow) {
 	}
 	k := r.Namespace + "/" + r.JobName
 	j := s.jobs[k]
-	if j == nil {
+	switch {
+	case j == nil:
 		j = &JobCost{Team: r.Team, Namespace: r.Namespace, Job: r.JobName, Flavor: r.Flavor}
 		s.jobs[k] = j
+		if s.shared {
+			s.own[k] = true
+		}
+	case s.shared && !s.own[k]:
+		jc := *j
+		j = &jc
+		s.jobs[k] = j
+		s.own[k] = true
 	}
 	j.Runs++
 	j.GPUHours += r.AllocatedGPUHours
@@ -177,42 +188,34 @@ func (s *Summary) Add(r store.LedgerRow) {
 
 // Clone returns a copy of s, reporting up to to, that runs can be added
 // to without changing s or the reports it gave: figures kept at one
-// ledger version add the runs recorded since to a copy.
+// ledger version add the runs recorded since to a copy. The copy shares
+// s's jobs until it adds to one (the cluster's month is 50,000 jobs at
+// 50,000 workloads, and each ended run adds to one of them). s must not
+// be added to after it was cloned.
 func (s *Summary) Clone(to time.Time) *Summary {
-	c := &Summary{rep: s.rep, jobs: make(map[string]*JobCost, len(s.jobs)), top: s.top}
+	c := &Summary{rep: s.rep, jobs: maps.Clone(s.jobs), shared: true, own: map[string]bool{}, top: s.top}
 	c.rep.To = to
 	c.rep.ByTeam = maps.Clone(s.rep.ByTeam)
-	for k, j := range s.jobs {
-		jc := *j
-		c.jobs[k] = &jc
-	}
 	return c
 }
 
 // Report is the report of the runs added so far, without their rows.
 func (s *Summary) Report() Report {
 	rep := s.rep
-	all := make([]JobCost, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		all = append(all, *j)
-	}
-	rep.TopByCost = topBy(all, s.top, func(j JobCost) money.USD { return j.CostUSD })
-	rep.TopByIdle = topBy(all, s.top, func(j JobCost) money.USD { return j.IdleUSD })
+	rep.TopByCost = s.topJobs(func(j *JobCost) money.USD { return j.CostUSD })
+	rep.TopByIdle = s.topJobs(func(j *JobCost) money.USD { return j.IdleUSD })
 	return rep
 }
 
-func topBy(jobs []JobCost, n int, key func(JobCost) money.USD) []JobCost {
-	out := slices.Clone(jobs)
-	slices.SortFunc(out, func(a, b JobCost) int {
-		if c := cmp.Compare(key(b), key(a)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Namespace+"/"+a.Job, b.Namespace+"/"+b.Job)
-	})
-	out = slices.DeleteFunc(out, func(j JobCost) bool { return key(j) <= 0 })
-	// A copy of the top n only: a sub-slice would keep every job (and the
-	// ledger rows its names point into) alive as long as the report is.
-	return slices.Clone(out[:min(n, len(out))])
+// topJobs is the s.top jobs with the most by key, ties by namespace/job,
+// leaving out those with none. They are copies: the report does not keep
+// the summary's jobs (and the ledger rows their names point into) alive.
+func (s *Summary) topJobs(key func(*JobCost) money.USD) []JobCost {
+	return topOf(s.jobs, s.top, func(j *JobCost) bool { return key(j) <= 0 },
+		func(an string, a *JobCost, bn string, b *JobCost) bool {
+			ka, kb := key(a), key(b)
+			return ka > kb || (ka == kb && an < bn)
+		})
 }
 
 // MonthStart is the first instant of t's month in UTC.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/devcluster/storetest"
 	"github.com/gantry-dev/gantry/internal/money"
 	"github.com/gantry-dev/gantry/internal/store"
 )
@@ -144,4 +147,38 @@ func TestLedgerFiguresAddTheRunsRecordedSince(t *testing.T) {
 	run("vision", "h100", "succeeded", now.Add(-time.Minute), time.Minute)
 	same("a new month")
 	assert.Equal(t, int64(-1), ledger.lastSpan().After, "a new month is read whole")
+}
+
+// BenchmarkLedgerFiguresAfterARunEnds is a run ending and the team page's
+// and the cluster page's ledger figures (the month's report and the week's
+// waits) read after it, over the 50,000-workload run's ledger (50,000
+// ended runs of three teams this month). whole reads the month again, as
+// each change did before the figures were added to; kept adds the run
+// recorded since.
+func BenchmarkLedgerFiguresAfterARunEnds(b *testing.B) {
+	db, _ := storetest.Open(b)
+	now := time.Now().UTC()
+	storetest.SeedLedger(b, db, cost.MonthStart(now), now, 50_000)
+	n := 0
+	for _, kept := range []bool{false, true} {
+		h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Status: &StatusDeps{Costs: db}}}
+		name := "whole"
+		if kept {
+			name, h.ledgerFigures = "kept", newLedgerFiguresCache()
+		}
+		for _, team := range []string{"vision", ""} {
+			b.Run(fmt.Sprintf("%s/team=%s", name, cmp.Or(team, "all")), func(b *testing.B) {
+				_, err := h.ledgerFiguresOf(b.Context(), team, time.Now())
+				require.NoError(b, err)
+				b.ReportAllocs()
+				for b.Loop() {
+					n++
+					storetest.RecordEndedRun(b, db, "vision", fmt.Sprintf("ended-%d", n))
+					f, err := h.ledgerFiguresOf(b.Context(), team, time.Now())
+					require.NoError(b, err)
+					require.NotZero(b, f.month.Runs)
+				}
+			})
+		}
+	}
 }
