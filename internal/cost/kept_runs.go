@@ -100,7 +100,7 @@ func keptRead[K comparable, V any](mu *sync.Mutex, kept *map[K]keptSum[V], key K
 			delete(*kept, k)
 		}
 	}
-	if old, ok := (*kept)[key]; !ok || old.mark.Rewrites != mark.Rewrites || old.mark.Version <= mark.Version {
+	if old, ok := (*kept)[key]; !ok || mark.Replaces(old.mark) {
 		(*kept)[key] = keptSum[V]{mark: mark, value: value, used: now}
 	}
 	return value, nil

@@ -142,11 +142,10 @@ func Summarize(rows []store.LedgerRow, from, to time.Time, top int) Report {
 type Summary struct {
 	rep  Report
 	jobs map[string]*JobCost
-	// shared is true when jobs' entries are shared with the summary this
-	// one was cloned from: an entry not in own is copied before it changes.
-	shared bool
-	own    map[string]bool
-	top    int
+	// own is nil unless jobs' entries are shared with the summary this one
+	// was cloned from: then an entry not in own is copied before it changes.
+	own map[string]bool
+	top int
 }
 
 // NewSummary starts the report of the runs of [from, to); its top lists
@@ -170,10 +169,10 @@ func (s *Summary) Add(r store.LedgerRow) {
 	case j == nil:
 		j = &JobCost{Team: r.Team, Namespace: r.Namespace, Job: r.JobName, Flavor: r.Flavor}
 		s.jobs[k] = j
-		if s.shared {
+		if s.own != nil {
 			s.own[k] = true
 		}
-	case s.shared && !s.own[k]:
+	case s.own != nil && !s.own[k]:
 		jc := *j
 		j = &jc
 		s.jobs[k] = j
@@ -193,7 +192,7 @@ func (s *Summary) Add(r store.LedgerRow) {
 // 50,000 workloads, and each ended run adds to one of them). s must not
 // be added to after it was cloned.
 func (s *Summary) Clone(to time.Time) *Summary {
-	c := &Summary{rep: s.rep, jobs: maps.Clone(s.jobs), shared: true, own: map[string]bool{}, top: s.top}
+	c := &Summary{rep: s.rep, jobs: maps.Clone(s.jobs), own: map[string]bool{}, top: s.top}
 	c.rep.To = to
 	c.rep.ByTeam = maps.Clone(s.rep.ByTeam)
 	return c

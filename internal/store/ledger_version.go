@@ -38,6 +38,12 @@ func (m LedgerMark) Since(now LedgerMark) (rec Recorded, ok bool) {
 	return Recorded{After: m.Version, UpTo: now.Version, bounded: true}, true
 }
 
+// Replaces reports whether figures summed at m may replace figures kept
+// at old: they are not behind it, or a rewrite came between.
+func (m LedgerMark) Replaces(old LedgerMark) bool {
+	return old.Rewrites != m.Rewrites || old.Version <= m.Version
+}
+
 // Rows are every row recorded up to m (those recorded before rows carried
 // their version too).
 func (m LedgerMark) Rows() Recorded {

@@ -71,7 +71,7 @@ func (c *ledgerFiguresCache) keep(team string, f ledgerFigures) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, ok := c.newest[team]
-	if !ok || !old.monthStart.Equal(f.monthStart) || old.mark.Rewrites != f.mark.Rewrites || old.mark.Version <= f.mark.Version {
+	if !ok || !old.monthStart.Equal(f.monthStart) || f.mark.Replaces(old.mark) {
 		c.newest[team] = f
 	}
 }
