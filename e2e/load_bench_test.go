@@ -236,7 +236,7 @@ func BenchmarkLoad(b *testing.B) {
 					suffix += fmt.Sprintf("-nice%d", m.nice)
 				}
 				gc0 := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count")
-				shown0, pending0 := gpuPanels(b, portal.URL+"/metrics")
+				shown0, earlier0, pending0 := gpuPanels(b, portal.URL+"/metrics")
 				// The portal's CPU profile and the API server's, each in
 				// back-to-back windows through the whole load: what each did
 				// in the seconds of the slowest views.
@@ -258,12 +258,13 @@ func BenchmarkLoad(b *testing.B) {
 				busy := 100 * float64(busy1-busy0) / float64(all1-all0)
 				trace()
 				gcs := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count") - gc0
-				// Running jobs' panels whose GPU figures Prometheus had not
-				// answered within the page's wait (shown on the next refresh).
-				shown1, pending1 := gpuPanels(b, portal.URL+"/metrics")
+				// Running jobs' panels whose GPU figures were of a moment ago
+				// (newer ones read meanwhile) or Prometheus had not answered
+				// within the page's wait (shown on the next refresh).
+				shown1, earlier1, pending1 := gpuPanels(b, portal.URL+"/metrics")
 				gpuFigures := ""
-				if shown, pending := shown1-shown0, pending1-pending0; shown+pending > 0 {
-					gpuFigures = fmt.Sprintf(" gpu_panels=%.0f gpu_pending=%.0f", shown+pending, pending)
+				if shown, earlier, pending := shown1-shown0, earlier1-earlier0, pending1-pending0; shown+earlier+pending > 0 {
+					gpuFigures = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_pending=%.0f", shown+earlier+pending, earlier, pending)
 				}
 				if m.nice != 0 {
 					portalPrecedence(b, portal, 0)
@@ -1316,10 +1317,12 @@ func metricSample(b *testing.B, u, name string) (float64, bool) {
 	return 0, false
 }
 
-// gpuPanels counts the job panels that showed a running job's GPU figures
-// and those that showed them as on their way (web's jobGPU counter).
-func gpuPanels(b *testing.B, u string) (shown, pending float64) {
+// gpuPanels counts the job panels that showed a running job's GPU figures,
+// those that showed its figures of a moment ago, and those that showed them
+// as on their way (web's jobGPU counter).
+func gpuPanels(b *testing.B, u string) (shown, earlier, pending float64) {
 	shown, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="shown"}`)
+	earlier, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="earlier"}`)
 	pending, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="pending"}`)
-	return shown, pending
+	return shown, earlier, pending
 }

@@ -93,6 +93,9 @@ type GPUView struct {
 	Utilization, Memory, Power string
 	Idle                       bool
 	Chart                      LineChart
+	// AsOf is when the figures were measured, set when that is more than
+	// a scrape interval ago (newer ones are on their way).
+	AsOf string
 }
 
 // CostView is the job's cost so far (or in total once ended).

@@ -83,6 +83,8 @@ type Usage struct {
 	// IdleThreshold: the job is idle now. The reclaim's own threshold for
 	// the job's kind and team may differ: see IdleUnder.
 	Idle bool
+	// At is the instant the figures are of: the end of the range asked.
+	At time.Time
 }
 
 // IdleUnder says whether the job is idle now under threshold (percent).
@@ -107,7 +109,7 @@ func selector(metric, namespace, job string) string {
 // JobUsage returns the job's GPU usage from start (admission) to end (now
 // for a running job), with up to 120 points in the series.
 func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (Usage, error) {
-	var u Usage
+	u := Usage{At: end}
 	if !end.After(start) {
 		return u, nil
 	}
@@ -265,6 +267,8 @@ func (m *Metrics) scalar(ctx context.Context, q string, at time.Time) (float64, 
 // for, and that time weighted by their mean utilization.
 type Measured struct {
 	Measured, Useful time.Duration
+	// Through is the end of the range measured.
+	Through time.Time
 }
 
 // measureWindow is the width of the windows a range is measured in: a few
@@ -277,20 +281,22 @@ const measureWindow = 30 * time.Second
 func (m *Metrics) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (Measured, error) {
 	span := end.Sub(start)
 	if span <= 0 {
-		return Measured{}, nil
+		return Measured{Through: end}, nil
 	}
 	// Prometheus answers at most 11,000 points a series.
 	n := max(1, min(int64(10_000), int64((span+measureWindow-1)/measureWindow)))
 	step := (span / time.Duration(n)).Truncate(time.Millisecond)
 	if step <= 0 {
-		return Measured{}, nil
+		return Measured{Through: end}, nil
 	}
 	q := fmt.Sprintf("avg(avg_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), step.Milliseconds())
 	val, _, _, err := m.api.QueryRange(ctx, q, promv1.Range{Start: start.Add(step), End: end, Step: step})
 	if err != nil {
 		return Measured{}, fmt.Errorf("measure GPU utilization of %s/%s: %w", namespace, job, err)
 	}
-	return measuredFrom(val, step), nil
+	out := measuredFrom(val, step)
+	out.Through = end
+	return out, nil
 }
 
 // measuredFrom adds up the windows of a range query, each step long.

@@ -116,6 +116,8 @@ type apiGPU struct {
 	MemoryMiB   float64 `json:"memoryUsedMiB"`
 	PowerWatts  float64 `json:"powerWatts"`
 	Idle        bool    `json:"idle"`
+	// MeasuredAt is the instant the figures are of.
+	MeasuredAt time.Time `json:"measuredAt,omitzero"`
 }
 
 // apiJobStatus is a job's status as JSON: phase, cause and next step,
@@ -178,7 +180,7 @@ func apiJobStatusOf(rec store.Launch, q jobQueue) apiJobStatusBody {
 		b.Failure = &apiFailure{Pod: f.Pod, Container: f.Container, ExitCode: f.ExitCode, Reason: f.Reason, Message: f.Message, OOMKilled: f.OOMKilled}
 	}
 	if u := q.GPU; u != nil {
-		b.GPU = &apiGPU{HasData: u.HasData, Utilization: u.Utilization, MemoryMiB: u.MemoryMiB, PowerWatts: u.PowerWatts, Idle: u.Idle}
+		b.GPU = &apiGPU{HasData: u.HasData, Utilization: u.Utilization, MemoryMiB: u.MemoryMiB, PowerWatts: u.PowerWatts, Idle: u.Idle, MeasuredAt: u.At}
 	}
 	rows := slices.Clone(q.Runs)
 	if q.Ongoing != nil {

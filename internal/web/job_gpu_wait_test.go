@@ -102,3 +102,101 @@ func TestJobPageWaitsForPrometheusOnlySoLong(t *testing.T) {
 	require.NotNil(t, q.GPU, "the API's read waited for the GPU figures")
 	assert.InDelta(t, 42, q.GPU.Utilization, 0.01)
 }
+
+// age moves everything s keeps d into the past, as if nobody had looked
+// for d; older changes what the kept figures say about their own time.
+func (s *sharedFigures[V]) age(d time.Duration, older func(V) V) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.byKey {
+		e.value, e.started, e.expires = older(e.value), e.started.Add(-d), e.expires.Add(-d)
+		s.byKey[k] = e
+	}
+	for f, e := range s.latest {
+		e.value, e.started, e.loadedAt = older(e.value), e.started.Add(-d), e.loadedAt.Add(-d)
+		s.latest[f] = e
+	}
+}
+
+// TestJobPageShowsARunsRecentFiguresAtOnce: a running job nobody looked at
+// for longer than its figures' grace (but under a minute) has its page
+// come at once with the figures from the last look, saying when they were
+// measured, while Prometheus is asked again in the background; the hours
+// since then are not called unmeasured. The next view shows the new
+// figures; the JSON API's read waits for fresh ones.
+func TestJobPageShowsARunsRecentFiguresAtOnce(t *testing.T) {
+	lc := newLoadCluster()
+	prom := &heldPrometheus{gate: make(chan struct{})}
+	close(prom.gate)
+	// Long enough for the fake's 20 ms queries on busy cores; a view that
+	// waited for the held Prometheus would take all of it.
+	const wait = 500 * time.Millisecond
+	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
+		Costs: lc, Pools: lc, GPU: prom, GPUWait: wait}, nil)
+	shared := status.GPU.(*sharedGPUMetrics)
+	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
+		ledgerFigures: newLedgerFiguresCache()}
+	const i = loadJobs - 10 // running for 9 minutes
+	team := loadTeams[i%len(loadTeams)]
+	rec := store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
+	panel := func(q jobQueue) string {
+		var b bytes.Buffer
+		require.NoError(t, views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), &b))
+		return b.String()
+	}
+
+	q, err := h.jobQueueWithin(context.Background(), rec, nil, wait)
+	require.NoError(t, err)
+	require.NotNil(t, q.GPU, "Prometheus answers within the wait")
+	html := panel(q)
+	assert.NotContains(t, html, `data-testid="gpu-as-of"`, "figures just measured need no time")
+	assert.NotContains(t, html, "measured to")
+
+	// 40 s later: past the figures' 15 s and their 15 s of grace.
+	const gone = 40 * time.Second
+	shared.usage.age(gone, func(u gpu.Usage) gpu.Usage { u.At = u.At.Add(-gone); return u })
+	shared.measured.age(gone, func(m gpu.Measured) gpu.Measured {
+		m.Through, m.Measured, m.Useful = m.Through.Add(-gone), m.Measured-gone, m.Useful-gone/2
+		return m
+	})
+	measuredAt := q.GPU.At.Add(-gone)
+	prom.gate = make(chan struct{}) // Prometheus busy from now on
+	asked, measuredAsked := prom.usage.Load(), prom.measured.Load()
+	start := time.Now()
+	q, err = h.jobQueueWithin(context.Background(), rec, nil, wait)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), wait, "the page did not wait for Prometheus")
+	assert.False(t, q.GPUPending, "the last figures, not 'on their way'")
+	assert.False(t, q.MeasurePending)
+	require.NotNil(t, q.GPU)
+	html = panel(q)
+	assert.Contains(t, html, `data-testid="gpu-util">42`)
+	assert.Contains(t, html, `data-testid="gpu-as-of">Measured at `+stamp(measuredAt), "the page says when its figures were measured")
+	assert.Contains(t, html, "(measured to "+stamp(measuredAt)+")", "and to when the useful hours are measured")
+	assert.NotContains(t, html, `data-testid="cost-unmeasured"`, "the 40 s since are not measured yet, not unmeasured")
+
+	close(prom.gate)
+	require.Eventually(t, func() bool { return prom.usage.Load() == asked+1 && prom.measured.Load() == measuredAsked+1 },
+		5*time.Second, 10*time.Millisecond, "the view asked Prometheus again in the background")
+	require.Eventually(t, func() bool {
+		q, err = h.jobQueueWithin(context.Background(), rec, nil, wait)
+		return err == nil && q.GPU != nil && time.Since(q.GPU.At) < scrapeInterval
+	}, 5*time.Second, 10*time.Millisecond, "the next view shows the new figures")
+	html = panel(q)
+	assert.NotContains(t, html, `data-testid="gpu-as-of"`)
+	assert.NotContains(t, html, "measured to")
+
+	// The JSON API never answers from a moment ago: 40 s on, its read
+	// waits for Prometheus.
+	shared.usage.age(gone, func(u gpu.Usage) gpu.Usage { u.At = u.At.Add(-gone); return u })
+	shared.measured.age(gone, func(m gpu.Measured) gpu.Measured { m.Through = m.Through.Add(-gone); return m })
+	prom.gate = make(chan struct{})
+	go func() {
+		time.Sleep(2 * wait)
+		close(prom.gate)
+	}()
+	q, err = h.jobQueueOf(context.Background(), rec, nil)
+	require.NoError(t, err)
+	require.NotNil(t, q.GPU)
+	assert.Less(t, time.Since(q.GPU.At), scrapeInterval, "the API's read waited for fresh figures")
+}

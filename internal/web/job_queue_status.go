@@ -33,6 +33,9 @@ type jobQueue struct {
 	// figures within the page's wait; MeasurePending likewise for the
 	// ongoing run's measured use (its useful and idle hours).
 	GPUPending, MeasurePending bool
+	// MeasuredThrough is the end of the ongoing run's measured use: its
+	// hours since are not measured yet, not unmeasured.
+	MeasuredThrough time.Time
 	// Ended runs from the ledger and the ongoing run, priced.
 	Runs    []store.LedgerRow
 	Ongoing *store.LedgerRow
@@ -54,6 +57,9 @@ func (h *handler) jobQueueOf(ctx context.Context, rec store.Launch, logs queue.L
 // jobQueueWithin is jobQueueOf waiting at most gpuWait (zero: no limit)
 // for the GPU figures from Prometheus; figures that come later are kept
 // for the next view (sharedGPUMetrics) and marked pending on this one.
+// With a wait (a page), the run's last figures, up to a minute old, answer
+// at once while newer ones are read (recentGPUMetrics); the page says how
+// old they are.
 func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs queue.LastLogLines, gpuWait time.Duration) (jobQueue, error) {
 	now := h.Now()
 	ns := rec.Namespace
@@ -93,11 +99,14 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 	// The ended runs, the ongoing run's cost and measured use, the typical
 	// wait and the GPU figures are independent reads (PostgreSQL and
 	// Prometheus): the panel waits for the slowest, not for their sum.
-	gctx := ctx
+	gctx, gm := ctx, h.Status.GPU
 	if gpuWait > 0 {
 		var cancel context.CancelFunc
 		gctx, cancel = context.WithTimeout(ctx, gpuWait)
 		defer cancel()
+		if r, ok := gm.(recentGPUMetrics); ok {
+			gm = recentReads{r}
+		}
 	}
 	var g errgroup.Group
 	g.Go(func() (err error) {
@@ -105,7 +114,7 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 		return err
 	})
 	g.Go(func() (err error) {
-		q.Ongoing, q.MeasurePending, err = h.ongoingRow(ctx, gctx, rec, wls, now)
+		q.Ongoing, q.MeasuredThrough, q.MeasurePending, err = h.ongoingRow(ctx, gctx, gm, rec, wls, now)
 		return err
 	})
 	flavor := q.Status.Allocation.Flavor
@@ -124,9 +133,9 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 			return nil
 		})
 	}
-	if h.Status.GPU != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
+	if gm != nil && !q.Status.AdmittedAt.IsZero() && q.Status.Allocation.Count > 0 {
 		g.Go(func() error {
-			q.GPU, q.GPUPending = h.jobGPUUse(ctx, gctx, rec, q.Status, now)
+			q.GPU, q.GPUPending = h.jobGPUUse(ctx, gctx, gm, rec, q.Status, now)
 			return nil
 		})
 	}
@@ -136,10 +145,29 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 	return q, nil
 }
 
+// recentGPUMetrics answer a run's last figures at once while newer ones
+// are read (sharedGPUMetrics).
+type recentGPUMetrics interface {
+	GPUMetrics
+	RecentJobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error)
+	RecentMeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error)
+}
+
+// recentReads is a page's GPU reads: the run's recent figures.
+type recentReads struct{ recentGPUMetrics }
+
+func (r recentReads) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error) {
+	return r.RecentJobUsage(ctx, namespace, job, start, end)
+}
+
+func (r recentReads) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error) {
+	return r.RecentMeasuredUse(ctx, namespace, job, start, end)
+}
+
 // ongoingRow is the cost so far of the job's admitted run, with its
 // measured GPU use read within gctx (pending when gctx ended first); nil
 // when no run is under way.
-func (h *handler) ongoingRow(ctx, gctx context.Context, rec store.Launch, wls []*kueue.Workload, now time.Time) (out *store.LedgerRow, pending bool, err error) {
+func (h *handler) ongoingRow(ctx, gctx context.Context, gm GPUMetrics, rec store.Launch, wls []*kueue.Workload, now time.Time) (out *store.LedgerRow, through time.Time, pending bool, err error) {
 	var pr prices
 	for _, wl := range wls {
 		r, ok := cost.Ongoing(wl, now)
@@ -148,17 +176,19 @@ func (h *handler) ongoingRow(ctx, gctx context.Context, rec store.Launch, wls []
 		}
 		if pr == nil {
 			if pr, err = h.prices(ctx); err != nil {
-				return nil, false, err
+				return nil, time.Time{}, false, err
 			}
 		}
 		row := store.LedgerRow{JobName: r.JobName, Flavor: r.Flavor, Resource: r.Resource, GPUs: r.GPUs,
 			AdmittedAt: r.Admitted, EndedAt: now, AllocatedGPUHours: r.GPUHours()}
 		row.CostUSD, row.USDPerHour = pr.of(r)
-		if h.Status.GPU != nil && r.GPUs > 0 {
-			m, err := h.Status.GPU.MeasuredUse(gctx, rec.Namespace, rec.Name, r.Admitted, now)
+		through = time.Time{}
+		if gm != nil && r.GPUs > 0 {
+			m, err := gm.MeasuredUse(gctx, rec.Namespace, rec.Name, r.Admitted, now)
 			switch {
 			case err == nil:
 				cost.SetMeasured(&row, m)
+				through = m.Through
 			case stillLoading(ctx, gctx, err):
 				pending = true
 			default:
@@ -168,7 +198,7 @@ func (h *handler) ongoingRow(ctx, gctx context.Context, rec store.Launch, wls []
 		}
 		out = &row
 	}
-	return out, pending, nil
+	return out, through, pending, nil
 }
 
 // stillLoading tells a Prometheus read that outlasted the page's wait
@@ -181,12 +211,12 @@ func stillLoading(ctx, gctx context.Context, err error) bool {
 // marked idle under its reclaim policy's threshold while it runs; nil
 // while Prometheus is away (a page without GPU figures beats no page) or,
 // with pending, has not answered within gctx.
-func (h *handler) jobGPUUse(ctx, gctx context.Context, rec store.Launch, st queue.JobStatus, now time.Time) (use *gpu.Usage, pending bool) {
+func (h *handler) jobGPUUse(ctx, gctx context.Context, gm GPUMetrics, rec store.Launch, st queue.JobStatus, now time.Time) (use *gpu.Usage, pending bool) {
 	end := now
 	if !st.EndedAt.IsZero() {
 		end = st.EndedAt
 	}
-	u, err := h.Status.GPU.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
+	u, err := gm.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
 	if stillLoading(ctx, gctx, err) {
 		return nil, true
 	}
@@ -256,6 +286,9 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 			g.Utilization = pct(u.Utilization)
 			g.Memory = mib(u.MemoryMiB)
 			g.Power = watts(u.PowerWatts)
+			if end := q.end(); end.Sub(u.At) > scrapeInterval && !u.At.IsZero() {
+				g.AsOf = stamp(u.At)
+			}
 		}
 		p.GPU = g
 	}
@@ -273,8 +306,21 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 		case q.MeasurePending:
 			// The ongoing run's hours are neither useful, idle nor unmeasured yet.
 			cv.UsefulHours, cv.IdleCost = measuring, measuring
-		case s.UnmeasuredGPUHours > 0:
-			cv.UnmeasuredHours, cv.UnmeasuredCost = hours(s.UnmeasuredGPUHours), usd(s.UnmeasuredCostUSD)
+		default:
+			// The ongoing run's hours since its measured use's end are
+			// not measured yet, not unmeasured.
+			unmeasured, unmeasuredCost := s.UnmeasuredGPUHours, s.UnmeasuredCostUSD
+			if tail := q.measureTail(); tail > 0 {
+				gpus := q.Ongoing.GPUs
+				unmeasured -= float64(gpus) * tail.Hours()
+				unmeasuredCost = max(0, unmeasuredCost-q.Ongoing.USDPerHour.For(gpus, tail))
+				if tail > scrapeInterval {
+					cv.UsefulHours += " (measured to " + stamp(q.MeasuredThrough) + ")"
+				}
+			}
+			if unmeasured > unmeasuredEpsilon {
+				cv.UnmeasuredHours, cv.UnmeasuredCost = hours(unmeasured), usd(unmeasuredCost)
+			}
 		}
 		if s.FailedCostUSD > 0 {
 			cv.Wasted = usd(s.FailedCostUSD)
@@ -286,6 +332,27 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 
 // measuring stands for a figure from Prometheus still on its way.
 const measuring = "measuring…"
+
+// unmeasuredEpsilon absorbs the rounding of taking the not yet measured
+// tail off the unmeasured hours.
+const unmeasuredEpsilon = 1e-9
+
+// end is the instant the job's figures should describe: its end, or now.
+func (q jobQueue) end() time.Time {
+	if !q.Status.EndedAt.IsZero() {
+		return q.Status.EndedAt
+	}
+	return q.Now
+}
+
+// measureTail is how much of the ongoing run comes after its measured use:
+// figures answered from a moment ago (recentGPUMetrics) end before now.
+func (q jobQueue) measureTail() time.Duration {
+	if q.Ongoing == nil || q.MeasuredThrough.IsZero() || !q.MeasuredThrough.Before(q.Now) {
+		return 0
+	}
+	return min(q.Now.Sub(q.MeasuredThrough), q.Now.Sub(q.Ongoing.AdmittedAt))
+}
 
 func allocationWords(a queue.Allocation) string {
 	s := queue.Amount(a.Count, a.Flavor, a.Resource) + " in pool " + a.Flavor

@@ -194,14 +194,17 @@ func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (
 		if err != nil {
 			return p, err
 		}
-		if h.jobGPU != nil && (q.GPU != nil || q.GPUPending) {
+		p = jobQueueProps(q)
+		if g := p.GPU; h.jobGPU != nil && g != nil {
 			outcome := "shown"
-			if q.GPUPending {
+			switch {
+			case g.Pending:
 				outcome = "pending"
+			case g.AsOf != "":
+				outcome = "earlier"
 			}
 			h.jobGPU.WithLabelValues(outcome).Inc()
 		}
-		p = jobQueueProps(q)
 		p.Cause = causeView(rec, q.Status.Cause)
 	} else {
 		p.Phase = string(st.Phase)

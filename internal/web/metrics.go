@@ -15,9 +15,10 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	// jobGPU counts the job pages that showed a running job's GPU figures
-	// and those that showed them as on their way (Prometheus slower than
-	// the page's wait).
+	// jobGPU counts the job pages that showed a running job's GPU figures,
+	// those that showed the figures of a moment ago (more than a scrape
+	// interval old, newer ones on their way), and those that showed them
+	// as on their way (Prometheus slower than the page's wait).
 	jobGPU *prometheus.CounterVec
 }
 
@@ -34,7 +35,7 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		}, []string{"method", "route"}),
 		jobGPU: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gantry_job_page_gpu_figures_total",
-			Help: "Job status panels with GPU figures, by outcome: shown, or pending (Prometheus slower than --prometheus-wait).",
+			Help: "Job status panels with GPU figures, by outcome: shown, earlier (the run's figures of up to a minute ago while newer ones are read), or pending (Prometheus slower than --prometheus-wait).",
 		}, []string{"outcome"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobGPU} {
