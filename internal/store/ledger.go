@@ -112,6 +112,16 @@ func (r Recorded) where(tx *gorm.DB, column string) *gorm.DB {
 	return tx.Where(column+" > ? AND "+column+" <= ?", r.After, r.UpTo)
 }
 
+// and is where's condition for a statement written with pgx's numbered
+// placeholders, the first of them $first: " AND column > $first AND
+// column <= $first+1" and its arguments, or nothing when r is unbounded.
+func (r Recorded) and(column string, first int) (string, []any) {
+	if !r.bounded {
+		return "", nil
+	}
+	return fmt.Sprintf(" AND %s > $%d AND %s <= $%d", column, first, column, first+1), []any{r.After, r.UpTo}
+}
+
 // Lets reports whether r lets through a row recorded at version seq.
 func (r Recorded) Lets(seq int64) bool {
 	return !r.bounded || (seq > r.After && seq <= r.UpTo)

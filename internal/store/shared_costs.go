@@ -156,10 +156,8 @@ func (s *Store) RunHoursBetween(ctx context.Context, from, to time.Time) ([]RunH
 // RecordedRunHours is RunHoursBetween over the runs rec lets through.
 func (s *Store) RecordedRunHours(ctx context.Context, from, to time.Time, rec Recorded) ([]RunHours, error) {
 	var out []RunHours
-	recorded, args := "", []any{from, to}
-	if rec.bounded {
-		recorded, args = " AND seq > $3 AND seq <= $4", append(args, rec.After, rec.UpTo)
-	}
+	recorded, bounds := rec.and("seq", 3)
+	args := append([]any{from, to}, bounds...)
 	err := s.withPgx(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT team, ended_at, outcome, allocated_gpu_hours, avg_utilization, measured_gpu_hours, useful_gpu_hours
 			FROM cost_ledger WHERE ended_at >= $1 AND ended_at < $2`+recorded+` ORDER BY ended_at, run_key`, args...)
