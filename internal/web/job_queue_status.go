@@ -212,11 +212,7 @@ func stillLoading(ctx, gctx context.Context, err error) bool {
 // while Prometheus is away (a page without GPU figures beats no page) or,
 // with pending, has not answered within gctx.
 func (h *handler) jobGPUUse(ctx, gctx context.Context, gm GPUMetrics, rec store.Launch, st queue.JobStatus, now time.Time) (use *gpu.Usage, pending bool) {
-	end := now
-	if !st.EndedAt.IsZero() {
-		end = st.EndedAt
-	}
-	u, err := gm.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, end)
+	u, err := gm.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, figuresEnd(st, now))
 	if stillLoading(ctx, gctx, err) {
 		return nil, true
 	}
@@ -286,7 +282,7 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 			g.Utilization = pct(u.Utilization)
 			g.Memory = mib(u.MemoryMiB)
 			g.Power = watts(u.PowerWatts)
-			if end := q.end(); end.Sub(u.At) > scrapeInterval && !u.At.IsZero() {
+			if figuresEnd(q.Status, q.Now).Sub(u.At) > scrapeInterval && !u.At.IsZero() {
 				g.AsOf = stamp(u.At)
 			}
 		}
@@ -337,12 +333,12 @@ const measuring = "measuring…"
 // tail off the unmeasured hours.
 const unmeasuredEpsilon = 1e-9
 
-// end is the instant the job's figures should describe: its end, or now.
-func (q jobQueue) end() time.Time {
-	if !q.Status.EndedAt.IsZero() {
-		return q.Status.EndedAt
+// figuresEnd is the instant a job's GPU figures describe: its end, or now.
+func figuresEnd(st queue.JobStatus, now time.Time) time.Time {
+	if !st.EndedAt.IsZero() {
+		return st.EndedAt
 	}
-	return q.Now
+	return now
 }
 
 // measureTail is how much of the ongoing run comes after its measured use:
