@@ -9,6 +9,10 @@ type JobStatusPanel struct {
 	// Phase is one of the phases of queue.Phase; Message the cluster's own
 	// words about it, shown when there is no cause or pending reason.
 	Phase, Message string
+	// Ended is set once the phase is final (succeeded, failed, deleted):
+	// how many of its pods are ready is then no news ("0 of 1 pods ready"
+	// under "All pods finished successfully" read as a fault).
+	Ended bool
 	// Cause is why the job ended or is stuck; nil while all is well.
 	Cause                   *CauseView
 	Replicas, ReadyReplicas int32

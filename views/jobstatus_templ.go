@@ -563,7 +563,7 @@ func JobStatusFragment(s JobStatusPanel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if s.Replicas > 0 || len(s.Pods) > 0 {
+		if !s.Ended && (s.Replicas > 0 || len(s.Pods) > 0) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<p class=\"muted\" data-testid=\"ready-pods\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -209,7 +209,7 @@ func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (
 	} else {
 		p.Phase = string(st.Phase)
 	}
-	p.Message = st.Message
+	p.Message, p.Ended = st.Message, st.Phase.Ended()
 	p.Replicas, p.ReadyReplicas = st.Replicas, st.ReadyReplicas
 	for _, pod := range st.Pods {
 		p.Pods = append(p.Pods, views.JobPod{Name: pod.Name, Phase: pod.Phase, Node: pod.Node, Pool: pod.Pool})

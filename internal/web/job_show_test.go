@@ -313,6 +313,8 @@ func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
 	assert.Equal(t, "with memory 1Gi → 2Gi", testIDText(doc, "cause-fix"))
 	assert.Equal(t, "/launch/pytorch-train?memory=2Gi&relaunch="+name+"&team="+p.team, doc.Find(`[data-testid="relaunch"]`).AttrOr("href", ""))
 	assert.Equal(t, "137", testIDText(doc, "exit-code"))
+	assert.Equal(t, 1, doc.Find(`[data-testid="pods"] tbody tr`).Length(), "its pod stays listed")
+	assert.Zero(t, doc.Find(`[data-testid="ready-pods"]`).Length(), "no \"0 of 1 pods ready\" under an ended job")
 
 	code, body := p.get(t, "/api/v1"+jobPath+"/status")
 	require.Equal(t, http.StatusOK, code, body)
