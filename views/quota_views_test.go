@@ -63,3 +63,14 @@ func TestQuotaPageShowsStatusDecisionAndGrantEnd(t *testing.T) {
 	assert.Contains(t, text(byTestID(doc, "grant-ends-1")), "2026")
 	assert.Equal(t, "2 unread", text(byTestID(doc, "unread-badge")))
 }
+
+func TestTeamWithoutGPUQuotaIsToldSoInsteadOfAnEmptyTable(t *testing.T) {
+	doc := render(t, TeamStatusPage(Nav{User: bob}, TeamStatusProps{Team: "vision"}))
+	assert.Equal(t, "No GPU quota, and no GPUs in use, in any pool.", text(byTestID(doc, "team-quota-none")))
+	assert.Zero(t, byTestID(doc, "team-quota").Length())
+}
+
+func TestTeamWhoseQuotaCannotBeReadIsNotToldItHasNone(t *testing.T) {
+	doc := render(t, TeamStatusPage(Nav{User: bob}, TeamStatusProps{Team: "vision", Error: "The cluster's state is still loading."}))
+	assert.Zero(t, byTestID(doc, "team-quota-none").Length())
+}

@@ -335,10 +335,15 @@ func teamStatusProps(ts teamStatus) views.TeamStatusProps {
 	return p
 }
 
+// quotaRows are the queue's accelerator quotas, but those with nothing in
+// them: Kueue needs every covered resource listed in every flavor, so a
+// team with H100s in one pool also has rows of 0 H100s in the CPU pool and
+// of 0 MIG slices in the H100 pool, which made most of the table (as on
+// the home page's card, views.granted).
 func quotaRows(q queue.QueueSummary) []views.QuotaUseRow {
 	var out []views.QuotaUseRow
 	for _, f := range q.Flavors {
-		if !f.Accelerator {
+		if !f.Accelerator || (f.Nominal == 0 && f.Used == 0 && f.Borrowed == 0 && f.Lent == 0) {
 			continue
 		}
 		out = append(out, views.QuotaUseRow{Queue: q.ClusterQueue, Flavor: f.Flavor, Resource: f.Resource,

@@ -137,3 +137,25 @@ func BenchmarkJobListPage10k(b *testing.B) {
 		return views.JobListPage(views.Nav{}, p).Render(context.Background(), io.Discard)
 	})
 }
+
+// The team's quota table lists what the team has or uses, not the zero
+// rows Kueue needs for every covered resource in every flavor.
+func TestQuotaTableLeavesOutPoolsWithNothingInThem(t *testing.T) {
+	q := queue.QueueSummary{ClusterQueue: "team-vision", Flavors: []queue.FlavorUse{
+		{Flavor: "cpu-general", Resource: "nvidia.com/gpu", Accelerator: true},
+		{Flavor: "cpu-general", Resource: "cpu", Nominal: 64},
+		{Flavor: "h100", Resource: "nvidia.com/gpu", Nominal: 8, Used: 2, Accelerator: true},
+		{Flavor: "h100", Resource: "nvidia.com/mig-1g.10gb", Accelerator: true},
+		{Flavor: "l40s", Resource: "nvidia.com/gpu", Used: 1, Borrowed: 1, Accelerator: true},
+		{Flavor: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Nominal: 3, Lent: 3, Accelerator: true},
+	}}
+	var shown []string
+	for _, r := range quotaRows(q) {
+		shown = append(shown, r.Flavor+" "+r.Resource+" "+r.Nominal+"/"+r.Used+"/"+r.Borrowed+"/"+r.Lent)
+	}
+	assert.Equal(t, []string{
+		"h100 nvidia.com/gpu 8/2/0/0",
+		"l40s nvidia.com/gpu 0/1/1/0",
+		"a100-mig nvidia.com/mig-1g.10gb 3/0/0/3",
+	}, shown)
+}
