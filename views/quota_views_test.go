@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -73,4 +74,15 @@ func TestTeamWithoutGPUQuotaIsToldSoInsteadOfAnEmptyTable(t *testing.T) {
 func TestTeamWhoseQuotaCannotBeReadIsNotToldItHasNone(t *testing.T) {
 	doc := render(t, TeamStatusPage(Nav{User: bob}, TeamStatusProps{Team: "vision", Error: "The cluster's state is still loading."}))
 	assert.Zero(t, byTestID(doc, "team-quota-none").Length())
+}
+
+// An admin in no team is not left on a page that says only that: they
+// are pointed at the cluster, approvals and teams.
+func TestHomeOfAnAdminInNoTeamSaysWhereToStart(t *testing.T) {
+	doc := render(t, HomePage(Nav{User: erin, PendingApprovals: 2}, HomeProps{}))
+	admin := byTestID(doc, "no-teams-admin")
+	assert.Contains(t, text(admin), "(2 waiting)")
+	var links []string
+	admin.Find("a").Each(func(_ int, a *goquery.Selection) { links = append(links, a.AttrOr("href", "")) })
+	assert.Equal(t, []string{"/admin/cluster", "/approvals", "/admin/teams"}, links)
 }
