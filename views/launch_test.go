@@ -44,3 +44,11 @@ func TestJobPageShowsPhaseAccessAndActions(t *testing.T) {
 	doc.Find("script").Each(func(_ int, s *goquery.Selection) { scripts = append(scripts, s.AttrOr("src", "")) })
 	assert.Equal(t, []string{"/static/js/status-refresh.js"}, scripts, "one generic refresh script")
 }
+
+// With no template to launch, the page says who can change that.
+func TestLaunchPageWithoutTemplatesSaysWhoPublishesThem(t *testing.T) {
+	doc := render(t, TemplatesPage(Nav{User: alice}, TemplatesProps{}))
+	assert.Contains(t, text(byTestID(doc, "no-templates-next")), "ask them for one your team can launch")
+	doc = render(t, TemplatesPage(Nav{User: erin}, TemplatesProps{}))
+	assert.Equal(t, "/admin/templates", byTestID(doc, "no-templates-next").Find("a").AttrOr("href", ""))
+}
