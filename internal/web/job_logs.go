@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/views"
@@ -77,7 +78,7 @@ func (h *handler) jobLogs(c *gin.Context) {
 	case errors.Is(err, kube.ErrNotFound) && q.Previous:
 		p.Message = "There is no log of a previous container: it has not restarted, or the node no longer keeps it."
 	case errors.Is(err, kube.ErrNotFound):
-		p.Message = "There is no log yet: the container has not started."
+		p.Message = noLogMessage(pod.Phase)
 	case err != nil:
 		h.fail(c, err)
 		return
@@ -111,4 +112,19 @@ func (h *handler) jobLogs(c *gin.Context) {
 		}
 	}
 	h.render(c, http.StatusOK, views.JobLogsPage(h.nav(c, "jobs"), p))
+}
+
+// noLogMessage says why a container of a pod in phase has no log to read:
+// one that has not started has none yet, but one whose pod has ended ran
+// (the job page says how it ended) and its node no longer keeps its log.
+// It used to say "has not started" under a job that had succeeded.
+func noLogMessage(phase corev1.PodPhase) string {
+	switch phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return "The container ran and has ended, but its log is gone: its node no longer keeps it. The job's page says how it ended."
+	case corev1.PodRunning:
+		return "There is no log yet: the container has not started, though its pod runs (an init container may still be at work)."
+	default:
+		return "There is no log yet: the container has not started."
+	}
 }

@@ -250,3 +250,16 @@ func TestLogPageShowsTheTailAndDownloadStreamsALargeLog(t *testing.T) {
 	growth := int64(peak) - int64(before.HeapAlloc)
 	assert.Less(t, growth, int64(30<<20), "heap grew by %d MiB while ~100 MiB streamed", growth>>20)
 }
+
+// A container without a log is not said to have "not started" once its
+// pod has ended: it ran, and its node no longer keeps the log.
+func TestNoLogSaysWhetherTheContainerRanFromItsPodsPhase(t *testing.T) {
+	for phase, want := range map[corev1.PodPhase]string{
+		corev1.PodPending:   "There is no log yet: the container has not started.",
+		corev1.PodRunning:   "There is no log yet: the container has not started, though its pod runs (an init container may still be at work).",
+		corev1.PodSucceeded: "The container ran and has ended, but its log is gone: its node no longer keeps it. The job's page says how it ended.",
+		corev1.PodFailed:    "The container ran and has ended, but its log is gone: its node no longer keeps it. The job's page says how it ended.",
+	} {
+		assert.Equal(t, want, noLogMessage(phase), phase)
+	}
+}
