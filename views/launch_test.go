@@ -52,3 +52,18 @@ func TestLaunchPageWithoutTemplatesSaysWhoPublishesThem(t *testing.T) {
 	doc = render(t, TemplatesPage(Nav{User: erin}, TemplatesProps{}))
 	assert.Equal(t, "/admin/templates", byTestID(doc, "no-templates-next").Find("a").AttrOr("href", ""))
 }
+
+// A running notebook's Open comes first on its page, above the idle policy
+// and the status panel with its events (it used to sit below both).
+func TestNotebookOpenComesBeforeTheStatusPanel(t *testing.T) {
+	doc := render(t, JobPage(Nav{User: alice}, JobProps{
+		Team: "vision", Name: "jupyter-pytorch-abc", Kind: "notebook", Version: 1,
+		Status: JobStatusPanel{Phase: "running", URL: "/teams/vision/jobs/jupyter-pytorch-abc/status"},
+		Open:   &NotebookOpenPanel{MayOpen: true, OpenURL: "/teams/vision/jobs/jupyter-pytorch-abc/open/"},
+	}))
+	var order []string
+	doc.Find(`[data-testid="notebook-open"], [data-testid="job-status"]`).Each(func(_ int, s *goquery.Selection) {
+		order = append(order, s.AttrOr("data-testid", ""))
+	})
+	assert.Equal(t, []string{"notebook-open", "job-status"}, order)
+}
