@@ -338,8 +338,9 @@ func teamStatusProps(ts teamStatus) views.TeamStatusProps {
 // quotaRows are the queue's accelerator quotas, but those with nothing in
 // them: Kueue needs every covered resource listed in every flavor, so a
 // team with H100s in one pool also has rows of 0 H100s in the CPU pool and
-// of 0 MIG slices in the H100 pool, which made most of the table (as on
-// the home page's card, views.granted).
+// of 0 MIG slices in the H100 pool, which made most of the table. The
+// home page's card leaves them out too (views.granted, which also keeps a
+// row the team may borrow in: the queue summary here has no borrowing limit).
 func quotaRows(q queue.QueueSummary) []views.QuotaUseRow {
 	var out []views.QuotaUseRow
 	for _, f := range q.Flavors {
