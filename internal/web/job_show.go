@@ -209,7 +209,9 @@ func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (
 	} else {
 		p.Phase = string(st.Phase)
 	}
-	p.Message, p.Ended = st.Message, st.Phase.Ended()
+	// Ended follows the phase the panel shows, which the queue's read may
+	// have set from a newer status than st.
+	p.Message, p.Ended = st.Message, queue.Phase(p.Phase).Ended()
 	p.Replicas, p.ReadyReplicas = st.Replicas, st.ReadyReplicas
 	for _, pod := range st.Pods {
 		p.Pods = append(p.Pods, views.JobPod{Name: pod.Name, Phase: pod.Phase, Node: pod.Node, Pool: pod.Pool})
