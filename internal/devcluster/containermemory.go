@@ -62,7 +62,7 @@ func containerMemoryMetric() *unstructured.Unstructured {
 		map[string]any{"name": "namespace", "value": "pod.metadata.namespace"},
 		map[string]any{"name": "pod", "value": "pod.metadata.name"},
 	}
-	return kwokMetric("gantry-kubelet-resource", "/metrics/nodes/{nodeName}/metrics/resource",
+	return kwokMetric(kubeletResourceMetricName, "/metrics/nodes/{nodeName}/metrics/resource",
 		containerGauge(gpu.MetricContainerMemory, "[ALPHA] Current working set of the container in bytes", labels,
 			fmt.Sprintf(`(pod.status.phase == "Running" ? %s * %s : Quantity("0"))`, celMemoryLimit(), celWorkingSetShare())))
 }

@@ -146,7 +146,7 @@ func dcgmMetric() *unstructured.Unstructured {
 		map[string]any{"name": "pod", "value": "pod.metadata.name"},
 		map[string]any{"name": "container", "value": "container.name"},
 	}
-	return kwokMetric("gantry-dcgm", "/metrics/nodes/{nodeName}/metrics/dcgm",
+	return kwokMetric(dcgmMetricName, "/metrics/nodes/{nodeName}/metrics/dcgm",
 		containerGauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels, celUtilization()),
 		containerGauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels, celMemoryUsedMiB()),
 		containerGauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels, fmt.Sprintf("(%s - %s)", celCapacityMiB(), celMemoryUsedMiB())),

@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -29,7 +30,7 @@ const (
 
 // KwokMetricsURL is where kwok serves a node's simulated DCGM metrics.
 func KwokMetricsURL(node string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", kwokServerPort, dcgmMetricsPath(node))
+	return kwokServerURL() + dcgmMetricsPath(node)
 }
 
 func dcgmMetricsPath(node string) string { return "/metrics/nodes/" + node + "/metrics/dcgm" }
@@ -44,10 +45,18 @@ func kwokComponent() component {
 			if _, err := s.process(procKwok); err != nil {
 				return err
 			}
-			if err := httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", kwokServerPort)); err != nil {
+			if err := httpOK(ctx, kwokServerURL()+"/healthz"); err != nil {
 				return err
 			}
-			return s.nodesReady(ctx)
+			if err := s.nodesReady(ctx); err != nil {
+				return err
+			}
+			// A kwok that serves no Metric path is started again.
+			node, err := s.firstNode()
+			if err != nil {
+				return err
+			}
+			return kwokMetricsCheck(kwokServerURL(), node, nil, 0)(ctx)
 		},
 		start: startKwok,
 	}
@@ -131,9 +140,32 @@ func startKwok(ctx context.Context, s *Stack) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, "simulated nodes Ready and schedulable", 90*time.Second, ps, func(ctx context.Context) error {
-		return s.nodesReady(ctx)
-	})
+	if err := waitFor(ctx, "simulated nodes Ready and schedulable", 90*time.Second, ps, s.nodesReady); err != nil {
+		return err
+	}
+	node, err := s.firstNode()
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "kwok serving its metrics", 60*time.Second, ps, kwokMetricsCheck(kwokServerURL(), node, touchKwokMetric(a.dyn), kwokRereadEvery))
+}
+
+// kwokServerURL is kwok's server: metrics, health, and the nodes' kubelet
+// API.
+func kwokServerURL() string { return fmt.Sprintf("http://127.0.0.1:%d", kwokServerPort) }
+
+// firstNode is the name of the first pool's first simulated node.
+func (s *Stack) firstNode() (string, error) {
+	pools, err := s.pools()
+	if err != nil {
+		return "", err
+	}
+	for _, p := range pools {
+		if names := p.NodeNames(); len(names) > 0 {
+			return names[0], nil
+		}
+	}
+	return "", errors.New("no simulated node in deploy/local/pools.yaml")
 }
 
 // nodesReady checks that every pool node is Ready and no longer carries the
