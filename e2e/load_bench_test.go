@@ -221,6 +221,9 @@ func BenchmarkLoad(b *testing.B) {
 	for range b.N {
 		for _, p := range pages {
 			live := liveList(b, env, teams[0])
+			// The API server's request counters, read outside the views
+			// measured: before the warm-up, then after each phase.
+			reqs, reqsAt := apiserverRequests(b.Context(), env, true), time.Now()
 			warmUp(b, p.clients, portal.URL, p.url)
 			// Each page twice: users who read what they get before the next
 			// click (loadThink), the figure the targets are about; then
@@ -256,6 +259,9 @@ func BenchmarkLoad(b *testing.B) {
 				perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
 				busy1, all1 := machineCPU(b)
 				busy := 100 * float64(busy1-busy0) / float64(all1-all0)
+				reqsAfter, reqsAfterAt := apiserverRequests(b.Context(), env, true), time.Now()
+				apiServerRequests := apiServerPhase(reqs, reqsAfter, reqsAfterAt.Sub(reqsAt))
+				reqs, reqsAt = reqsAfter, reqsAfterAt
 				trace()
 				gcs := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count") - gc0
 				// Running jobs' panels whose GPU figures were of a moment ago
@@ -289,6 +295,8 @@ func BenchmarkLoad(b *testing.B) {
 				for _, w := range apiServerLines {
 					fmt.Printf("APISERVER page=%s think_ms=%d nice=%d %s\n", p.path, think.Milliseconds(), m.nice, w)
 				}
+				fmt.Printf("APISERVER page=%s think_ms=%d nice=%d phase to=%s %s\n", p.path, think.Milliseconds(), m.nice,
+					reqsAt.UTC().Format(tailClock), apiServerRequests)
 				// machine_busy_pct is how busy every core was (the stack, the
 				// load generator and the portal): a p99 taken on a saturated
 				// machine measures the queue for a core as much as the page.
