@@ -49,10 +49,10 @@ func apiServerWindows(ctx context.Context, env *stacktest.Env, dir, name string)
 	return profileWindows(ctx, filepath.Join(dir, "apiserver-cpu-"+name), fetch, describe)
 }
 
-// apiServerPhase is the API server's requests a second over a phase and
-// the most frequent of them, from its request counters read before the
-// phase (before) and after it (after), took apart, each read outside the
-// views measured.
+// apiServerPhase is the API server's requests a second and the most
+// frequent of them between two readings of its request counters taken
+// took apart: before a phase's views (before) and after them (after),
+// neither while views are measured.
 func apiServerPhase(before, after map[string]float64, took time.Duration) string {
 	return fmt.Sprintf("requests_per_s=%.0f top=%q", total(before, after)/took.Seconds(), writeRates(before, after, took, 6))
 }
