@@ -59,7 +59,8 @@ type OIDCOptions struct {
 	PostLogoutRedirectURL string
 	// Now is the clock used to check ID token expiry; nil means time.Now.
 	Now func() time.Time
-	// HTTPClient is used for discovery, token and key requests; nil means a client with a timeout.
+	// HTTPClient is used for discovery, token and key requests; nil means
+	// identityProviderClient.
 	HTTPClient *http.Client
 }
 
@@ -88,11 +89,28 @@ type Identity struct {
 	RawIDToken string
 }
 
+// idleIdentityProviderConn is how long a connection to the identity
+// provider is kept idle for the next request. A sign-in code is redeemed
+// with a POST, which Go does not send again when a kept connection turns
+// out closed: an identity provider (or a proxy before it) that closes idle
+// connections first fails that sign-in with EOF. Node's HTTP server, under
+// the dev IdP among others, closes them after 5 s; a CI run's sign-in 6 s
+// after the one before got 502 ("could not be redeemed ... EOF").
+const idleIdentityProviderConn = 4 * time.Second
+
+// identityProviderClient is the HTTP client for the identity provider:
+// a timeout, and connections not kept idle past idleIdentityProviderConn.
+func identityProviderClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.IdleConnTimeout = idleIdentityProviderConn
+	return &http.Client{Timeout: 10 * time.Second, Transport: t}
+}
+
 // NewOIDC discovers the provider at opts.Issuer and returns a relying party.
 func NewOIDC(ctx context.Context, opts OIDCOptions) (*OIDC, error) {
 	client := opts.HTTPClient
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		client = identityProviderClient()
 	}
 	ctx = oidc.ClientContext(ctx, client)
 	provider, err := oidc.NewProvider(ctx, opts.Issuer)
