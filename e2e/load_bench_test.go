@@ -240,6 +240,7 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				gc0 := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count")
 				shown0, earlier0, pending0 := gpuPanels(b, portal.URL+"/metrics")
+				pool0 := dbPool(b, portal.URL+"/metrics")
 				// The portal's CPU profile and the API server's, each in
 				// back-to-back windows through the whole load: what each did
 				// in the seconds of the slowest views.
@@ -271,6 +272,12 @@ func BenchmarkLoad(b *testing.B) {
 				gpuFigures := ""
 				if shown, earlier, pending := shown1-shown0, earlier1-earlier0, pending1-pending0; shown+earlier+pending > 0 {
 					gpuFigures = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_pending=%.0f", shown+earlier+pending, earlier, pending)
+				}
+				// Connections to PostgreSQL the portal opened in the phase,
+				// statements it prepared on them, and views that waited for
+				// one: each costs the view it happens in.
+				if pool := dbPool(b, portal.URL+"/metrics").minus(pool0); pool != (poolFigures{}) {
+					gpuFigures += fmt.Sprintf(" db_connects=%.0f db_prepares=%.0f db_waits=%.0f", pool.connects, pool.prepares, pool.waits)
 				}
 				if m.nice != 0 {
 					portalPrecedence(b, portal, 0)
@@ -1323,6 +1330,24 @@ func metricSample(b *testing.B, u, name string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// poolFigures are the portal's counters of its connections to PostgreSQL.
+type poolFigures struct{ connects, prepares, waits float64 }
+
+func (p poolFigures) minus(q poolFigures) poolFigures {
+	return poolFigures{p.connects - q.connects, p.prepares - q.prepares, p.waits - q.waits}
+}
+
+// dbPool reads the connections the portal opened to PostgreSQL, the
+// statements it prepared on them and the times a request waited for one
+// (store.Register).
+func dbPool(b *testing.B, u string) poolFigures {
+	return poolFigures{
+		connects: metricValue(b, u, "gantry_db_connections_opened_total"),
+		prepares: metricValue(b, u, "gantry_db_statements_prepared_total"),
+		waits:    metricValue(b, u, `go_sql_wait_count_total{db_name="gantry"}`),
+	}
 }
 
 // gpuPanels counts the job panels that showed a running job's GPU figures,

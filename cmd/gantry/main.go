@@ -221,6 +221,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := db.Register(registry); err != nil {
+		return err
+	}
 	le := cfg.LeaderElection
 	elector, err := leader.New(leader.Config{
 		Enabled: le.Enabled, Namespace: le.Namespace, Name: le.Name, Identity: leader.Identity(le.PodName),

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -57,6 +59,19 @@ func (s *Store) together(ctx context.Context, namespace, job string) (*jobRows, 
 // readJobRows sends the five queries as one pgx batch: one round trip, one
 // connection, one backend woken.
 func (s *Store) readJobRows(ctx context.Context, r *jobRows) error {
+	b := s.jobRowsBatch(r)
+	err := s.withPgx(ctx, func(c *pgx.Conn) error {
+		s.pool.preparingJobRows(c, b)
+		return c.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("read the rows of job %s/%s: %w", r.namespace, r.job, err)
+	}
+	return nil
+}
+
+// jobRowsBatch is the batch that reads r's job's rows into r.
+func (s *Store) jobRowsBatch(r *jobRows) *pgx.Batch {
 	ns, job := r.namespace, r.job
 	st := s.jobRowsSQL()
 	b := &pgx.Batch{}
@@ -65,11 +80,30 @@ func (s *Store) readJobRows(ctx context.Context, r *jobRows) error {
 	queueRows(b, st.moments, ns, job, &r.moments, pgx.RowToStructByName[JobMoment])
 	queueRows(b, st.episode, ns, job, &r.episodes, pgx.RowToStructByName[IdleEpisode])
 	queueRows(b, st.verdict, ns, job, &r.verdicts, pgx.RowToStructByName[RunVerdict])
+	return b
+}
 
-	err := s.withPgx(ctx, func(c *pgx.Conn) error { return c.SendBatch(ctx, b).Close() })
-	if err != nil {
-		return fmt.Errorf("read the rows of job %s/%s: %w", ns, job, err)
+// primeJobRows sends, on a connection just opened, the job page's batch
+// for no job: the new backend prepares its five statements and reads the
+// catalog of the tables they use once, before any view does. Unprimed, a
+// connection the pool had opened for another page did so in the middle
+// of a job page's view: in the 1,000-workload run of 2026-12-06 06:12,
+// 11 connections in one phase, its slowest views (80-180 ms against a
+// 2.5-4 ms median) waiting in that one round trip.
+//
+// A database whose tables are not there yet (before its migrations) answers
+// with an error and leaves the connection usable: its first view prepares
+// them instead.
+func (s *Store) primeJobRows(ctx context.Context, c *pgx.Conn) error {
+	b := s.jobRowsBatch(&jobRows{})
+	err := c.SendBatch(ctx, b).Close()
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("prepare the job page's statements on a new connection: %w", err)
+	}
+	s.pool.preparingJobRows(c, b)
 	return nil
 }
 

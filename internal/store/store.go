@@ -34,6 +34,9 @@ type Store struct {
 	// jobRowsSQL builds, the first time, the statements a job's page sends
 	// (ReadJobTogether).
 	jobRowsSQL func() jobRowsStatements
+	// pool counts the connections this store opened and the statements
+	// it prepared on them (Register).
+	pool *poolCounts
 }
 
 // DefaultMaxConns bounds a replica's connections to PostgreSQL, open and
@@ -56,18 +59,27 @@ func OpenWith(ctx context.Context, dsn string, maxConns int) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	// Each query's round trip counts towards its request's Server-Timing.
-	cfg.Tracer = queryTimer{}
+	// Each query's round trip counts towards its request's Server-Timing;
+	// each connection opened and statement prepared towards the pool's.
+	pool := &poolCounts{}
+	cfg.Tracer = queryTimer{pool: pool}
 	// Queries run in pgx's default mode, each statement prepared once per
 	// connection (its statement cache); the description cache serves
 	// another mode only, yet each connection would make one of 512 entries
 	// (about half of the 4.1 MiB the connections' caches held at 10,000
 	// workloads).
 	cfg.DescriptionCacheCapacity = 0
-	db, err := gorm.Open(dialector{&postgres.Dialector{Config: &postgres.Config{DSN: dsn, Conn: stdlib.OpenDB(*cfg)}}}, &gorm.Config{
-		Logger:         logger.Discard,
-		NowFunc:        func() time.Time { return time.Now().UTC() },
-		TranslateError: true,
+	// Each connection opened primes the job page's statements (set once s
+	// exists: gorm is told not to open one before).
+	var s *Store
+	conns := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+		return s.primeJobRows(ctx, c)
+	}))
+	db, err := gorm.Open(dialector{&postgres.Dialector{Config: &postgres.Config{DSN: dsn, Conn: conns}}}, &gorm.Config{
+		DisableAutomaticPing: true,
+		Logger:               logger.Discard,
+		NowFunc:              func() time.Time { return time.Now().UTC() },
+		TranslateError:       true,
 		// A single statement is atomic in PostgreSQL on its own; gorm's
 		// default wraps each one in BEGIN and COMMIT, three round trips for
 		// one. No model has hooks or associations that would need them,
@@ -87,18 +99,19 @@ func OpenWith(ctx context.Context, dsn string, maxConns int) (*Store, error) {
 	// forked, statements prepared again). Idle ones still close after 5 minutes.
 	sqlDB.SetMaxIdleConns(maxConns)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	s = &Store{db: db, pool: pool}
+	s.jobRowsSQL = sync.OnceValue(s.buildJobRowsStatements)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	s := &Store{db: db}
-	s.jobRowsSQL = sync.OnceValue(s.buildJobRowsStatements)
 	return s, nil
 }
 
 // queryTimer is the pgx tracer that counts each query's round trip as a
-// wait on the database for the request whose context it runs with.
-type queryTimer struct{}
+// wait on the database for the request whose context it runs with, and
+// each connection opened and statement prepared in pool.
+type queryTimer struct{ pool *poolCounts }
 
 type queryStart struct{}
 
