@@ -269,15 +269,15 @@ func BenchmarkLoad(b *testing.B) {
 				// (newer ones read meanwhile) or Prometheus had not answered
 				// within the page's wait (shown on the next refresh).
 				shown1, earlier1, pending1 := gpuPanels(b, portal.URL+"/metrics")
-				gpuFigures := ""
+				counters := ""
 				if shown, earlier, pending := shown1-shown0, earlier1-earlier0, pending1-pending0; shown+earlier+pending > 0 {
-					gpuFigures = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_pending=%.0f", shown+earlier+pending, earlier, pending)
+					counters = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_pending=%.0f", shown+earlier+pending, earlier, pending)
 				}
 				// Connections to PostgreSQL the portal opened in the phase,
 				// statements it prepared on them, and views that waited for
 				// one: each costs the view it happens in.
 				if pool := dbPool(b, portal.URL+"/metrics").minus(pool0); pool != (poolFigures{}) {
-					gpuFigures += fmt.Sprintf(" db_connects=%.0f db_prepares=%.0f db_waits=%.0f", pool.connects, pool.prepares, pool.waits)
+					counters += fmt.Sprintf(" db_connects=%.0f db_prepares=%.0f db_waits=%.0f", pool.connects, pool.prepares, pool.waits)
 				}
 				if m.nice != 0 {
 					portalPrecedence(b, portal, 0)
@@ -313,7 +313,7 @@ func BenchmarkLoad(b *testing.B) {
 				// load generator, both on the same two cores.
 				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d gc_per_s=%.2f%s %s\n",
 					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(quantile(viewTimes(timings), 0.99)), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice,
-					gcs/took.Seconds(), gpuFigures, tailTimings(lat, timings))
+					gcs/took.Seconds(), counters, tailTimings(lat, timings))
 				b.Logf("%s: %d requests, %d users thinking %s: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers, think,
 					p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
 			}

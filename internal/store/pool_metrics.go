@@ -40,7 +40,7 @@ func (t queryTimer) TraceConnectEnd(ctx context.Context, data pgx.TraceConnectEn
 }
 
 // TracePrepareStart is called for statements prepared one by one; those a
-// batch prepares are counted by preparedInBatch.
+// batch prepares are counted by preparingJobRows.
 func (t queryTimer) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
 	return ctx
 }
@@ -52,7 +52,7 @@ func (t queryTimer) TracePrepareEnd(_ context.Context, _ *pgx.Conn, data pgx.Tra
 }
 
 // jobRowsPrepared marks, in a connection's custom data, that it has
-// prepared the job page's statements (readJobRows).
+// prepared the job page's statements (primeJobRows, readJobRows).
 const jobRowsPrepared = "gantry.jobRowsPrepared"
 
 // preparingJobRows counts the statements of the job page's batch b when c
