@@ -86,7 +86,9 @@ func TestResearcherLaunchesATrainingJobAndWatchesItRun(t *testing.T) {
 	assert.Contains(t, b.TestIDText("parameters"), "16Gi", "with the launch's parameters")
 	waitForPhase(t, b, "running")
 	assert.Equal(t, "h100-sxm-ib-training", b.Text(testID("pods")+" tbody td:nth-child(4)"))
-	assert.True(t, b.HasTestID("manifest"), "the rendered manifest is on the page")
+	b.Submit(testID("manifest-link"))
+	assert.Equal(t, "/teams/vision/jobs/"+name+"/manifest", b.Path(), "the job page links to its rendered manifest")
+	assert.Contains(t, b.TestIDText("manifest"), "name: "+name, "the manifest the launch applied")
 }
 
 func TestLaunchFormErrorKeepsTypedValues(t *testing.T) {

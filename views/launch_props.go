@@ -73,7 +73,9 @@ type JobProps struct {
 	Version                                            int
 	Status                                             JobStatusPanel
 	Parameters                                         []Option
-	Manifest                                           string
+	// ManifestURL is the page of the manifest the launch applied; empty
+	// for a workload made outside the portal.
+	ManifestURL string
 	// ServiceDNS and PortForward say how to reach a notebook or endpoint.
 	ServiceDNS, PortForward, LocalURL string
 	Actions                           []JobAction
@@ -116,4 +118,11 @@ func joinComma(items []string) string {
 		out += s
 	}
 	return out
+}
+
+// JobManifestProps is the page of the manifest a job's launch applied.
+type JobManifestProps struct {
+	Name, JobURL, Template string
+	Version                int
+	Manifest               string
 }

@@ -32,7 +32,7 @@ func TestJobPageShowsPhaseAccessAndActions(t *testing.T) {
 		ServiceDNS:  "jupyter-pytorch-abc.team-vision.svc.cluster.local:8888",
 		PortForward: "kubectl -n team-vision port-forward service/jupyter-pytorch-abc 8888:8888",
 		Actions:     []JobAction{{Label: "Resume", URL: "/x/resume", TestID: "resume"}},
-		Manifest:    "kind: StatefulSet",
+		ManifestURL: "/teams/vision/jobs/jupyter-pytorch-abc/manifest",
 	}))
 	assertCSPSafe(t, doc)
 	assert.Equal(t, "stopped", text(byTestID(doc, "job-phase")))

@@ -200,6 +200,7 @@ var expectations = map[string]matrixRoute{
 	"GET /jobs":                                 {access: signedIn},
 	"GET /teams/:team/jobs/:name":               {access: member},
 	"GET /teams/:team/jobs/:name/status":        {access: member},
+	"GET /teams/:team/jobs/:name/manifest":      {access: member},
 	"GET /teams/:team/jobs/:name/queue":         {access: member},
 	"GET /teams/:team/jobs/:name/logs":          {access: member},
 	"GET /teams/:team/jobs/:name/logs/follow":   {access: member},

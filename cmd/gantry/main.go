@@ -81,7 +81,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Each replica hears of changed tables over a connection of its own.
 	changes := store.NewChanges(cfg.DatabaseURL, log)
 	db.KeepReads(changes)
+	jobRows := db.KeepJobRows(changes, log)
 	go changes.Run(ctx)
+	go jobRows.Run(ctx)
 	auditLog := audit.New(db, nil)
 	if cfg.SeedTeams != "" {
 		n, err := db.SeedTeamsFile(ctx, cfg.SeedTeams)

@@ -291,28 +291,14 @@ func (k *KeptRecords) MarkLaunchDeleted(ctx context.Context, namespace, name, by
 // this one, often) left that record unheard of.
 func (k *KeptRecords) Run(ctx context.Context) {
 	k.changes.Announce(store.LaunchNotices + "*")
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var failedAt time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		connection, live := k.changes.Listening()
-		now := time.Now()
+	due := func(connection uint64, now time.Time) bool {
 		k.mu.Lock()
-		due := !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptRecordsReload
-		k.mu.Unlock()
-		if !live || !due || now.Sub(failedAt) < keptRecordsRetry {
-			continue
-		}
-		if err := k.Load(ctx); err != nil {
-			failedAt = now
-			k.log.WarnContext(ctx, "reading every launch record", "err", err)
-		}
+		defer k.mu.Unlock()
+		return !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptRecordsReload
 	}
+	k.changes.ReadWhileListening(ctx, due, k.Load, keptRecordsRetry, func(err error) {
+		k.log.WarnContext(ctx, "reading every launch record", "err", err)
+	})
 }
 
 // Load reads every record (the newest maxKeptRecords) and keeps them,

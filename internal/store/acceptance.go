@@ -34,6 +34,7 @@ func (RunVerdict) TableName() string { return "run_verdicts" }
 // SetVerdict records a verdict, replacing an earlier one on the same job,
 // and returns the one it replaced (zero when there was none).
 func (s *Store) SetVerdict(ctx context.Context, v RunVerdict) (RunVerdict, error) {
+	defer s.jobs.forget(v.Namespace, v.JobName)
 	before, err := replaceRow(ctx, s.db, &v, clause.OnConflict{
 		Columns:   []clause.Column{{Name: "namespace"}, {Name: "job_name"}},
 		DoUpdates: clause.AssignmentColumns([]string{"verdict", "note", "decided_by", "decided_at"}),

@@ -391,3 +391,30 @@ func (c *Changes) follower(payload string) (fn func(string), rest string, ok boo
 	}
 	return nil, "", false
 }
+
+// ReadWhileListening calls read whenever this replica listens and due
+// says, under the connection it listens on, that what read keeps must be
+// read (again), until ctx ends: every second at most, and retry after read
+// failed (each failure told to failed).
+func (c *Changes) ReadWhileListening(ctx context.Context, due func(connection uint64, now time.Time) bool, read func(context.Context) error,
+	retry time.Duration, failed func(error)) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var failedAt time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		connection, live := c.Listening()
+		now := time.Now()
+		if !live || now.Sub(failedAt) < retry || !due(connection, now) {
+			continue
+		}
+		if err := read(ctx); err != nil {
+			failedAt = now
+			failed(err)
+		}
+	}
+}

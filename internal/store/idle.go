@@ -132,6 +132,7 @@ func (s *Store) IdleHold(ctx context.Context, launchID string) (IdleHold, error)
 // closeReason, in one transaction; an exemption is never replaced by an
 // extension.
 func (s *Store) HoldIdle(ctx context.Context, h IdleHold, closeReason string, entry AuditEntry) error {
+	defer s.jobs.forget(h.Namespace, h.Name)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var old IdleHold
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("launch_id = ?", h.LaunchID).Take(&old).Error
@@ -207,6 +208,7 @@ func latestIdleEpisodeQuery(tx *gorm.DB, namespace, name string) *gorm.DB {
 // audit entry; ErrEpisodeOpen when the launch already has an open one, and
 // then nothing is written.
 func (s *Store) OpenIdleEpisode(ctx context.Context, e IdleEpisode, n *Notification, entry *AuditEntry) (IdleEpisode, error) {
+	defer s.jobs.forget(e.Namespace, e.Name)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Omit("id").Clauses(clause.OnConflict{DoNothing: true}).Create(&e)
 		if res.Error != nil {
@@ -230,6 +232,7 @@ func (s *Store) OpenIdleEpisode(ctx context.Context, e IdleEpisode, n *Notificat
 // when close, ends it), with its notification and audit entry, only if no
 // one recorded an action first: it reports whether this call did.
 func (s *Store) ActOnIdleEpisode(ctx context.Context, e IdleEpisode, close bool, n *Notification, entry *AuditEntry) (bool, error) {
+	defer s.jobs.forget(e.Namespace, e.Name)
 	done := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		set := map[string]any{"action": e.Action, "acted_at": e.ActedAt, "flavor": e.Flavor, "resource": e.Resource,
@@ -257,8 +260,12 @@ func (s *Store) ActOnIdleEpisode(ctx context.Context, e IdleEpisode, close bool,
 // CloseIdleEpisode ends an open episode (the GPUs are busy again, or the
 // job is gone).
 func (s *Store) CloseIdleEpisode(ctx context.Context, id int64, at time.Time, reason string) error {
-	err := s.db.WithContext(ctx).Model(&IdleEpisode{}).Where("id = ? AND closed_at IS NULL", id).
-		Updates(map[string]any{"closed_at": at, "close_reason": reason}).Error
+	var closed []WorkloadName
+	err := s.db.WithContext(ctx).Raw(`UPDATE idle_episodes SET closed_at = ?, close_reason = ? WHERE id = ? AND closed_at IS NULL
+		RETURNING namespace, name`, at, reason, id).Scan(&closed).Error
+	for _, n := range closed {
+		s.jobs.forget(n.Namespace, n.Name)
+	}
 	if err != nil {
 		return fmt.Errorf("close idle episode %d: %w", id, err)
 	}

@@ -58,6 +58,7 @@ type MomentNotice struct {
 // and the team's webhook, if one is set, a queued delivery, in the same
 // transaction: replicas racing on one moment write, notify and deliver once.
 func (s *Store) RecordJobMoment(ctx context.Context, m JobMoment, notice *MomentNotice) (bool, error) {
+	defer s.jobs.forget(m.Namespace, m.Job)
 	if m.RecordedAt.IsZero() {
 		m.RecordedAt = time.Now().UTC()
 	}

@@ -11,12 +11,13 @@ import (
 	"gorm.io/gorm"
 )
 
-// A job's page reads five small sets of one job's rows, each from a
-// different part of the portal: the launch's manifest, its ended runs, its
-// recorded moments, its latest idle episode and its verdict. Read one by
-// one, they are five round trips, each of which on a busy machine waits
-// for a core at both ends, and the page waits for the slowest.
-// ReadJobTogether lets a request read them in one round trip instead.
+// A job's page reads four small sets of one job's rows, each from a
+// different part of the portal: its ended runs, its recorded moments, its
+// latest idle episode and its verdict. Read one by one, they are four
+// round trips, each of which on a busy machine waits for a core at both
+// ends, and the page waits for the slowest. ReadJobTogether lets a request
+// read them in one round trip instead, or none when the store keeps every
+// job's rows (KeepJobRows).
 
 // jobRows is one request's read of a job's rows, done the first time any
 // of them is asked for.
@@ -26,7 +27,6 @@ type jobRows struct {
 
 	once     sync.Once
 	err      error
-	manifest []string // zero or one: the launch's, if there is one
 	runs     []LedgerRow
 	moments  []JobMoment
 	episodes []IdleEpisode // zero or one: the newest
@@ -36,11 +36,11 @@ type jobRows struct {
 type jobRowsKey struct{}
 
 // ReadJobTogether returns ctx under which this store's reads of the named
-// job's manifest (LaunchManifest), runs (JobRuns), moments (JobMoments),
-// latest idle episode (LatestIdleEpisode) and verdict (Verdict) are all
-// answered from one round trip, made when the first of them is asked for.
-// They are read as they were at that moment: a request that writes any of
-// them must not read them again under ctx.
+// job's runs (JobRuns), moments (JobMoments), latest idle episode
+// (LatestIdleEpisode) and verdict (Verdict) are all answered from the rows
+// kept of the job (KeepJobRows), or else from one round trip, made when the
+// first of them is asked for. They are read as they were at that moment: a
+// request that writes any of them must not read them again under ctx.
 func (s *Store) ReadJobTogether(ctx context.Context, namespace, job string) context.Context {
 	return context.WithValue(ctx, jobRowsKey{}, &jobRows{store: s, namespace: namespace, job: job})
 }
@@ -52,11 +52,17 @@ func (s *Store) together(ctx context.Context, namespace, job string) (*jobRows, 
 	if !ok || r.store != s || r.namespace != namespace || r.job != job {
 		return nil, false
 	}
-	r.once.Do(func() { r.err = s.readJobRows(ctx, r) })
+	r.once.Do(func() {
+		if s.jobs != nil {
+			r.err = s.jobs.rows(ctx, r, s.readJobRows)
+			return
+		}
+		r.err = s.readJobRows(ctx, r)
+	})
 	return r, true
 }
 
-// readJobRows sends the five queries as one pgx batch: one round trip, one
+// readJobRows sends the four queries as one pgx batch: one round trip, one
 // connection, one backend woken.
 func (s *Store) readJobRows(ctx context.Context, r *jobRows) error {
 	b := s.jobRowsBatch(r)
@@ -75,7 +81,6 @@ func (s *Store) jobRowsBatch(r *jobRows) *pgx.Batch {
 	ns, job := r.namespace, r.job
 	st := s.jobRowsSQL()
 	b := &pgx.Batch{}
-	queueRows(b, st.manifest, ns, job, &r.manifest, pgx.RowTo[string])
 	queueRows(b, st.runs, ns, job, &r.runs, pgx.RowToStructByName[LedgerRow])
 	queueRows(b, st.moments, ns, job, &r.moments, pgx.RowToStructByName[JobMoment])
 	queueRows(b, st.episode, ns, job, &r.episodes, pgx.RowToStructByName[IdleEpisode])
@@ -84,7 +89,7 @@ func (s *Store) jobRowsBatch(r *jobRows) *pgx.Batch {
 }
 
 // primeJobRows sends, on a connection just opened, the job page's batch
-// for no job: the new backend prepares its five statements and reads the
+// for no job: the new backend prepares its four statements and reads the
 // catalog of the tables they use once, before any view does. Unprimed, a
 // connection the pool had opened for another page did so in the middle
 // of a job page's view: in the 1,000-workload run of 2026-12-06 06:12,
@@ -107,12 +112,12 @@ func (s *Store) primeJobRows(ctx context.Context, c *pgx.Conn) error {
 	return nil
 }
 
-// jobRowsStatements are the five statements readJobRows sends, the ones the
+// jobRowsStatements are the four statements readJobRows sends, the ones the
 // one-by-one methods send, built by gorm once per store with marks where
 // the job's namespace and name go: building them for each view was a fifth
 // of the job page's CPU in the 39th load run.
 type jobRowsStatements struct {
-	manifest, runs, moments, episode, verdict jobStatement
+	runs, moments, episode, verdict jobStatement
 }
 
 // jobStatement is one statement of a job's rows: its SQL and its
@@ -131,11 +136,10 @@ const (
 func (s *Store) buildJobRowsStatements() jobRowsStatements {
 	dry, ns, job := s.dry(), jobNamespaceMark, jobNameMark
 	return jobRowsStatements{
-		manifest: built[string](manifestQuery(dry, ns, job).Select("manifest")),
-		runs:     built[LedgerRow](jobRunsQuery(dry, ns, job)),
-		moments:  built[JobMoment](jobMomentsQuery(dry, ns, job)),
-		episode:  built[IdleEpisode](latestIdleEpisodeQuery(dry, ns, job).Limit(1)),
-		verdict:  built[RunVerdict](verdictQuery(dry, ns, job).Limit(1)),
+		runs:    built[LedgerRow](jobRunsQuery(dry, ns, job)),
+		moments: built[JobMoment](jobMomentsQuery(dry, ns, job)),
+		episode: built[IdleEpisode](latestIdleEpisodeQuery(dry, ns, job).Limit(1)),
+		verdict: built[RunVerdict](verdictQuery(dry, ns, job).Limit(1)),
 	}
 }
 

@@ -155,12 +155,7 @@ func manifestQuery(tx *gorm.DB, namespace, name string) *gorm.DB {
 // ErrNotFound.
 func (s *Store) LaunchManifest(ctx context.Context, namespace, name string) (string, error) {
 	var manifests []string
-	if r, ok := s.together(ctx, namespace, name); ok {
-		if r.err != nil {
-			return "", r.err
-		}
-		manifests = r.manifest
-	} else if err := manifestQuery(s.db.WithContext(ctx), namespace, name).Pluck("manifest", &manifests).Error; err != nil {
+	if err := manifestQuery(s.db.WithContext(ctx), namespace, name).Pluck("manifest", &manifests).Error; err != nil {
 		return "", fmt.Errorf("get the manifest of launch %s/%s: %w", namespace, name, err)
 	}
 	if len(manifests) == 0 {

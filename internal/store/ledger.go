@@ -59,6 +59,7 @@ func (LedgerRow) TableName() string { return "cost_ledger" }
 // RecordRun inserts the row unless a row with its run key exists; it
 // reports whether it inserted, so replicas racing on one run write it once.
 func (s *Store) RecordRun(ctx context.Context, r LedgerRow) (bool, error) {
+	defer s.jobs.forget(r.Namespace, r.JobName)
 	if r.RecordedAt.IsZero() {
 		r.RecordedAt = time.Now().UTC()
 	}

@@ -37,6 +37,9 @@ type Store struct {
 	// pool counts the connections this store opened and the statements
 	// it prepared on them (Register).
 	pool *poolCounts
+	// jobs keeps every job's rows a job's page reads (KeepJobRows); nil,
+	// they are read from the database on each view.
+	jobs *keptJobs
 }
 
 // DefaultMaxConns bounds a replica's connections to PostgreSQL, open and

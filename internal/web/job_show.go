@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/queue"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/views"
@@ -100,7 +101,7 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 }
 
 // jobShow is a job's page: its one status panel, how to reach it,
-// actions, parameters and the rendered manifest.
+// actions, parameters and the link to its rendered manifest (jobManifest).
 //
 // Its parts after the launch record (status panel, verdict and access,
 // idle reclaim, attempts, the frame's badges) read PostgreSQL and
@@ -150,19 +151,11 @@ func (h *handler) jobShow(c *gin.Context) {
 		attempts, err = h.jobAttempts(ctx, rec.Namespace, rec.Name)
 		return err
 	})
-	// The record, kept in memory, leaves out the manifest (launch.KeptRecords).
-	manifest := rec.Manifest
-	if manifest == "" && !launch.IsOutside(rec) {
-		g.Go(func() (err error) {
-			manifest, err = h.Jobs.Manifest(ctx, rec.Team, rec.Name)
-			return err
-		})
-	}
 	if err := g.Wait(); err != nil {
 		h.fail(c, err)
 		return
 	}
-	p.Status, p.Idle, p.Open, p.Endpoint, p.Manifest = panel, idle, access.Open, access.Endpoint, manifest
+	p.Status, p.Idle, p.Open, p.Endpoint = panel, idle, access.Open, access.Endpoint
 	p.Attempts = jobAttemptsView(attempts, h.Attempts != nil)
 	h.render(c, http.StatusOK, views.JobPage(h.navCounted(c, "jobs", pending, unread), p))
 }
@@ -254,12 +247,13 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 	base := jobURL(rec.Team, rec.Name)
 	p := views.JobProps{
 		Team: rec.Team, Name: rec.Name, Kind: rec.Kind, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion,
-		Pool: st.Pool, Namespace: rec.Namespace, Status: panel, Manifest: rec.Manifest,
+		Pool: st.Pool, Namespace: rec.Namespace, Status: panel,
 	}
 	if launch.IsOutside(rec) {
 		p.Outside = true // nothing to relaunch, stop or delete from here
 		return p
 	}
+	p.ManifestURL = base + "/manifest"
 	// The verdict and the template are independent reads.
 	verdict := make(chan *views.VerdictProps, 1)
 	go func() { verdict <- h.verdictProps(c, rec) }()
@@ -293,4 +287,34 @@ func (h *handler) jobProps(c *gin.Context, rec store.Launch, st launch.Status, p
 	}
 	p.Verdict = <-verdict
 	return p
+}
+
+// errNoManifest answers the manifest page of a workload made outside the
+// portal.
+var errNoManifest = problem.New("workload made outside the portal has no launch manifest", problem.Problem{Kind: problem.NotFound,
+	Title: "No manifest", Detail: "This workload was made outside the portal (with kubectl, say): no launch rendered a manifest for it."})
+
+// jobManifest is the page of the manifest a job's launch applied. It is a
+// page of its own, not a part of the job's: the records a replica keeps
+// leave manifests out (launch.KeptRecords), so showing it on the job's
+// page made every view of it read PostgreSQL.
+func (h *handler) jobManifest(c *gin.Context) {
+	_, rec, err := h.jobRecord(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if launch.IsOutside(rec) {
+		h.fail(c, errNoManifest)
+		return
+	}
+	manifest := rec.Manifest
+	if manifest == "" {
+		if manifest, err = h.Jobs.Manifest(c.Request.Context(), rec.Team, rec.Name); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
+	h.render(c, http.StatusOK, views.JobManifestPage(h.nav(c, "jobs"), views.JobManifestProps{Name: rec.Name, JobURL: jobURL(rec.Team, rec.Name),
+		Template: rec.Template, Version: rec.TemplateVersion, Manifest: manifest}))
 }

@@ -241,6 +241,7 @@ func NewHandlers(d Deps) (app, probes http.Handler, err error) {
 		signedIn.GET("/jobs", h.jobsList)
 		signedIn.GET("/teams/:team/jobs/:name", h.jobShow)
 		signedIn.GET("/teams/:team/jobs/:name/status", h.jobStatusFragment)
+		signedIn.GET("/teams/:team/jobs/:name/manifest", h.jobManifest)
 		signedIn.POST("/teams/:team/jobs/:name/stop", h.clusterAnswers, h.jobStop)
 		signedIn.POST("/teams/:team/jobs/:name/resume", h.clusterAnswers, h.jobResume)
 		signedIn.POST("/teams/:team/jobs/:name/delete", h.clusterAnswers, h.jobDelete)

@@ -1,0 +1,342 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unique"
+
+	"gorm.io/gorm"
+)
+
+// JobRowNotices starts the notices of migration 00036: a job's ended runs,
+// moments, idle episodes or verdict changed. It is followed by the job's
+// namespace, "/" and its name ("*" for every job).
+const JobRowNotices = "jobrows:"
+
+// maxKeptJobs bounds the jobs whose rows a replica keeps: those of the
+// newest live launch records, and of the jobs viewed since, up to it.
+const maxKeptJobs = 50_000
+
+// keptJobsReload is how often a replica reads every kept job's rows again,
+// and keptJobsMaxAge how long it answers from a copy it could not read
+// again: should a notice be lost without the listening connection noticing,
+// a job's page shows stale rows at most that long.
+const (
+	keptJobsReload = 5 * time.Minute
+	keptJobsMaxAge = 2 * keptJobsReload
+)
+
+// keptJobsRetry is the pause after a failed read of every job's rows.
+const keptJobsRetry = 10 * time.Second
+
+// keptJobs keeps, in memory, the rows a job's page reads of the job
+// (ReadJobTogether: its ended runs, its moments, its newest idle episode,
+// its verdict; not its manifest, which the page links to) for every job
+// with a live launch record, while the database's notices are heard
+// (Changes). Read from PostgreSQL on every view, those rows were the job
+// page's one round trip there: on two cores beside a busy API server, its
+// slowest views (143-312 ms in the 53rd load run) each waited for
+// PostgreSQL's processes to get a core, and set the page's p99.
+//
+// A job's rows are written by the portal's loops (moments, the ledger, the
+// idle reclaim) and by its users (verdicts, holds); every write is
+// announced by its transaction (migration 00036) to every replica, which
+// reads that job's rows again on its next view. This replica's own writes
+// take effect on its next view, before the notice comes (forget); another
+// replica's a moment after their commit, when the notice comes.
+//
+// The rows are read all at once when the replica starts listening (and
+// again after it lost its connection, and every keptJobsReload); until
+// then, and whenever it does not listen, every view reads PostgreSQL. A job
+// not kept (launched since, made outside the portal, or ended and deleted)
+// is read from PostgreSQL on its first view and kept from then on.
+type keptJobs struct {
+	changes *Changes
+	log     *slog.Logger
+
+	mu sync.Mutex
+	// byJob is every kept job's rows, read under connection at loadedAt or
+	// since, but those announced since (to be read again). loads counts the
+	// times they were all read.
+	byJob      map[WorkloadName]*keptJob
+	loaded     bool
+	connection uint64
+	loadedAt   time.Time
+	loads      uint64
+	// drops counts the jobs announced: a job read while any job is
+	// announced is not kept (it is read again on its next view).
+	drops uint64
+	// heardWhileLoading collects what is announced while every job is read;
+	// nil when none is.
+	heardWhileLoading *heardJobs
+}
+
+type heardJobs struct {
+	names map[WorkloadName]struct{}
+	all   bool
+}
+
+// keptJob is one job's rows as kept, with the names that thousands of
+// rows repeat shared (keepRuns, keepMoments). Most jobs have none: they
+// share noJobRows.
+type keptJob struct {
+	runs     []LedgerRow
+	moments  []JobMoment
+	episodes []IdleEpisode // zero or one: the newest
+	verdicts []RunVerdict  // zero or one
+}
+
+var noJobRows = &keptJob{}
+
+// KeepJobRows has the store keep the rows every job's page reads of its
+// job while changes listens (keptJobs); Run reads them. It is to be called
+// before the store is used.
+func (s *Store) KeepJobRows(changes *Changes, log *slog.Logger) *JobRowsKeeper {
+	k := &keptJobs{changes: changes, log: log}
+	changes.Follow(JobRowNotices, k.heard)
+	s.jobs = k
+	return &JobRowsKeeper{store: s, kept: k}
+}
+
+// JobRowsKeeper reads every kept job's rows (Run).
+type JobRowsKeeper struct {
+	store *Store
+	kept  *keptJobs
+}
+
+// heard forgets the rows of the job a notice names ("*": every job's).
+func (k *keptJobs) heard(rest string) {
+	if rest == "*" {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.loads++
+		k.byJob, k.loaded = nil, false
+		if k.heardWhileLoading != nil {
+			k.heardWhileLoading.all = true
+		}
+		return
+	}
+	namespace, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		return
+	}
+	k.forget(namespace, name)
+}
+
+// forget has the next view read the named job's rows from PostgreSQL.
+func (k *keptJobs) forget(namespace, name string) {
+	if k == nil {
+		return
+	}
+	n := WorkloadName{Namespace: namespace, Name: name}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.drops++
+	delete(k.byJob, n)
+	if k.heardWhileLoading != nil {
+		k.heardWhileLoading.names[n] = struct{}{}
+	}
+}
+
+// answersLocked reports whether the kept rows may be answered now.
+func (k *keptJobs) answersLocked(now time.Time) bool {
+	connection, live := k.changes.Listening()
+	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptJobsMaxAge
+}
+
+// rows fills r with its job's rows: the kept ones when they may be
+// answered, else those read reads from PostgreSQL, kept unless a job was
+// announced (or every job read) meanwhile.
+func (k *keptJobs) rows(ctx context.Context, r *jobRows, read func(context.Context, *jobRows) error) error {
+	n := WorkloadName{Namespace: r.namespace, Name: r.job}
+	k.mu.Lock()
+	answers := k.answersLocked(time.Now())
+	if j, ok := k.byJob[n]; ok && answers {
+		k.mu.Unlock()
+		j.fill(r)
+		return nil
+	}
+	drops, loads := k.drops, k.loads
+	k.mu.Unlock()
+
+	if err := read(ctx, r); err != nil || !answers {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.drops == drops && k.loads == loads && k.answersLocked(time.Now()) && len(k.byJob) < maxKeptJobs {
+		k.byJob[keptJobName(n)] = keepJob(slices.Clone(r.runs), slices.Clone(r.moments), slices.Clone(r.episodes), slices.Clone(r.verdicts))
+	}
+	return nil
+}
+
+// fill gives r copies of the kept rows: a view may change what it reads.
+func (j *keptJob) fill(r *jobRows) {
+	r.runs, r.moments = slices.Clone(j.runs), slices.Clone(j.moments)
+	r.episodes, r.verdicts = slices.Clone(j.episodes), slices.Clone(j.verdicts)
+}
+
+// Run reads every kept job's rows whenever the replica listens under a
+// connection it has not read them under, and every keptJobsReload, until
+// ctx ends.
+func (j *JobRowsKeeper) Run(ctx context.Context) {
+	k := j.kept
+	due := func(connection uint64, now time.Time) bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptJobsReload
+	}
+	k.changes.ReadWhileListening(ctx, due, j.Load, keptJobsRetry, func(err error) {
+		k.log.WarnContext(ctx, "reading the rows of every job", "err", err)
+	})
+}
+
+// Load reads the rows of the jobs of the newest maxKeptJobs live launch
+// records and keeps them, but those announced while it read; it keeps
+// nothing unless the replica listened under one connection throughout.
+func (j *JobRowsKeeper) Load(ctx context.Context) error {
+	k := j.kept
+	connection, live := k.changes.Listening()
+	if !live {
+		return nil
+	}
+	heard := &heardJobs{names: map[WorkloadName]struct{}{}}
+	k.mu.Lock()
+	k.heardWhileLoading = heard
+	k.mu.Unlock()
+	readAt := time.Now()
+	byJob, err := j.store.everyJobsRows(ctx)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.heardWhileLoading = nil
+	if err != nil {
+		return err
+	}
+	if now, live := k.changes.Listening(); !live || now != connection || heard.all {
+		return nil
+	}
+	for n := range heard.names {
+		delete(byJob, n)
+	}
+	k.byJob = byJob
+	k.loaded, k.connection, k.loadedAt = true, connection, readAt
+	k.loads++
+	return nil
+}
+
+// keptJobsSQL are the statements Load reads every kept job's rows with:
+// the jobs of the newest live launch records, then each table's rows of
+// those jobs, in the order (and, for the idle episode and the verdict, the
+// number) the job page's own statements read them (jobRowsBatch).
+const (
+	keptJobsCTE = `WITH jobs AS (SELECT namespace, name FROM launches WHERE deleted_at IS NULL ORDER BY id DESC LIMIT ?) `
+	keptJobsSQL = keptJobsCTE + `SELECT namespace, name FROM jobs`
+	keptRunsSQL = keptJobsCTE + `SELECT c.* FROM cost_ledger c JOIN jobs j ON c.namespace = j.namespace AND c.job_name = j.name
+		ORDER BY c.namespace, c.job_name, c.ended_at`
+	keptMomentsSQL = keptJobsCTE + `SELECT m.* FROM job_moments m JOIN jobs j ON m.namespace = j.namespace AND m.job = j.name
+		ORDER BY m.namespace, m.job, m.at, m.id`
+	keptEpisodesSQL = keptJobsCTE + `SELECT DISTINCT ON (e.namespace, e.name) e.* FROM idle_episodes e
+		JOIN jobs j ON e.namespace = j.namespace AND e.name = j.name ORDER BY e.namespace, e.name, e.id DESC`
+	keptVerdictsSQL = keptJobsCTE + `SELECT v.* FROM run_verdicts v JOIN jobs j ON v.namespace = j.namespace AND v.job_name = j.name`
+)
+
+// everyJobsRows reads the rows of the jobs of the newest maxKeptJobs live
+// launch records, as of one moment.
+func (s *Store) everyJobsRows(ctx context.Context) (map[WorkloadName]*keptJob, error) {
+	var (
+		jobs     []WorkloadName
+		runs     []LedgerRow
+		moments  []JobMoment
+		episodes []IdleEpisode
+		verdicts []RunVerdict
+	)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, q := range []struct {
+			sql  string
+			into any
+		}{{keptJobsSQL, &jobs}, {keptRunsSQL, &runs}, {keptMomentsSQL, &moments}, {keptEpisodesSQL, &episodes}, {keptVerdictsSQL, &verdicts}} {
+			if err := tx.Raw(q.sql, maxKeptJobs).Scan(q.into).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of every job: %w", err)
+	}
+	type rows struct {
+		runs     []LedgerRow
+		moments  []JobMoment
+		episodes []IdleEpisode
+		verdicts []RunVerdict
+	}
+	of := make(map[WorkloadName]*rows)
+	job := func(namespace, name string) *rows {
+		n := WorkloadName{Namespace: namespace, Name: name}
+		r := of[n]
+		if r == nil {
+			r = &rows{}
+			of[n] = r
+		}
+		return r
+	}
+	for _, r := range runs {
+		job(r.Namespace, r.JobName).runs = append(job(r.Namespace, r.JobName).runs, r)
+	}
+	for _, m := range moments {
+		job(m.Namespace, m.Job).moments = append(job(m.Namespace, m.Job).moments, m)
+	}
+	for _, e := range episodes {
+		job(e.Namespace, e.Name).episodes = append(job(e.Namespace, e.Name).episodes, e)
+	}
+	for _, v := range verdicts {
+		job(v.Namespace, v.JobName).verdicts = append(job(v.Namespace, v.JobName).verdicts, v)
+	}
+	out := make(map[WorkloadName]*keptJob, len(jobs))
+	for _, n := range jobs {
+		r := of[n]
+		if r == nil {
+			out[keptJobName(n)] = noJobRows
+			continue
+		}
+		out[keptJobName(n)] = keepJob(r.runs, r.moments, r.episodes, r.verdicts)
+	}
+	return out, nil
+}
+
+// keptJobName is a job's key, its namespace shared with the other jobs'.
+func keptJobName(n WorkloadName) WorkloadName {
+	return WorkloadName{Namespace: sharedName(n.Namespace), Name: n.Name}
+}
+
+// sharedName is the one copy of s that the kept rows' equal names share.
+func sharedName(s string) string { return unique.Make(s).Value() }
+
+// keepJob is a job's rows as kept: noJobRows when there are none, with the
+// names its rows repeat shared otherwise.
+func keepJob(runs []LedgerRow, moments []JobMoment, episodes []IdleEpisode, verdicts []RunVerdict) *keptJob {
+	if len(runs) == 0 && len(moments) == 0 && len(episodes) == 0 && len(verdicts) == 0 {
+		return noJobRows
+	}
+	j := &keptJob{runs: slices.Clip(runs), moments: slices.Clip(moments), episodes: slices.Clip(episodes), verdicts: slices.Clip(verdicts)}
+	for i := range j.runs {
+		r := &j.runs[i]
+		for _, f := range []*string{&r.Team, &r.Namespace, &r.JobName, &r.JobKind, &r.Owner, &r.Flavor, &r.Resource, &r.Outcome, &r.Reason, &r.Cause} {
+			*f = sharedName(*f)
+		}
+	}
+	for i := range j.moments {
+		m := &j.moments[i]
+		for _, f := range []*string{&m.Team, &m.Namespace, &m.Job, &m.Kind, &m.Ending, &m.Cause, &m.Words, &m.Node} {
+			*f = sharedName(*f)
+		}
+	}
+	return j
+}

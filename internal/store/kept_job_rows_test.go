@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gantry-dev/gantry/internal/servertiming"
+)
+
+// keepingStore is a migrated store on a fresh database that keeps every
+// job's rows, listening; and its DSN, for another replica.
+func keepingStore(t *testing.T) (*Store, *JobRowsKeeper, string) {
+	t.Helper()
+	ctx := context.Background()
+	s, dsn := newStoreAt(t)
+	changes := NewChanges(dsn, quietLog())
+	keeper := s.KeepJobRows(changes, quietLog())
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { changes.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { _, live := changes.Listening(); return live }, 10*time.Second, 10*time.Millisecond, "listening")
+	return s, keeper, dsn
+}
+
+// viewJob reads a job's rows as its page does, and how many round trips
+// to PostgreSQL that took.
+func viewJob(t *testing.T, s *Store, ns, job string) (jobReads, int) {
+	t.Helper()
+	ctx, timing := servertiming.Start(context.Background())
+	r := readJob(t, s.ReadJobTogether(ctx, ns, job), s, ns, job)
+	_, calls := servertiming.Parse(timing.Header())
+	return r, calls["db"]
+}
+
+func launchJob(t *testing.T, s *Store, ns, job string) {
+	t.Helper()
+	_, err := s.RecordLaunch(context.Background(), Launch{LaunchID: "id-" + job, Team: "vision", Namespace: ns, Name: job, Kind: "training",
+		Template: "pytorch-train", TemplateVersion: 1, Owner: "alice", Parameters: json.RawMessage(`{}`), Objects: StringList{"Job/" + job},
+		Manifest: "kind: Job", CreatedAt: time.Now().UTC()})
+	require.NoError(t, err)
+}
+
+// Every launched job's rows are kept once the replica listens: its page
+// reads none from PostgreSQL and shows exactly what it would have read
+// there. A write through this replica shows on its next view; another
+// replica's once its notice arrives; a job launched since is read on its
+// first view and kept from then on.
+func TestAJobsPageReadsItsKeptRowsAndEveryChangeOfThem(t *testing.T) {
+	s, keeper, dsn := keepingStore(t)
+	ctx := context.Background()
+	const ns, job, quiet = "team-vision", "pytorch-train-abcdefgh12", "pytorch-train-quiet00001"
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	launchJob(t, s, ns, job)
+	launchJob(t, s, ns, quiet)
+	_, err := s.RecordRun(ctx, LedgerRow{RunKey: job + "-1", WorkloadUID: "uid", Team: "vision", Namespace: ns, JobName: job, JobKind: "training",
+		Owner: "alice", Flavor: "a100", Resource: "nvidia.com/gpu", GPUs: 2, CreatedAt: now.Add(-2 * time.Hour), AdmittedAt: now.Add(-time.Hour),
+		EndedAt: now, Outcome: "failed", Cause: "out-of-memory", AllocatedGPUHours: 2})
+	require.NoError(t, err)
+	_, err = s.RecordJobMoment(ctx, JobMoment{Team: "vision", Namespace: ns, Job: job, MomentKey: "pod-a", Kind: MomentEnded, At: now,
+		Ending: "failed", Cause: "out-of-memory", Words: "It ran out of memory.", Pod: "pod-a", Node: "gpu-node-1"}, nil)
+	require.NoError(t, err)
+
+	want, calls := viewJob(t, s, ns, job)
+	require.Equal(t, 1, calls, "nothing is kept before every job's rows are read")
+	require.NoError(t, keeper.Load(ctx))
+	var got jobReads
+	// The notices of the writes above may come after the read of every
+	// job's rows: each has its job read once more.
+	assert.Eventually(t, func() bool { r, calls := viewJob(t, s, ns, job); got = r; return calls == 0 }, 10*time.Second, 10*time.Millisecond,
+		"a launched job's rows are kept")
+	assert.Equal(t, want, got, "and are the rows PostgreSQL holds")
+	require.Len(t, got.Runs, 1)
+	require.Len(t, got.Moments, 1)
+	lonely, calls := viewJob(t, s, ns, quiet)
+	assert.Equal(t, 0, calls, "a job without rows is known to have none")
+	assert.Empty(t, lonely.Runs)
+	assert.ErrorIs(t, lonely.VerdictErr, ErrNotFound)
+
+	// This replica's own writes: its next view reads them.
+	_, err = s.SetVerdict(ctx, RunVerdict{Namespace: ns, JobName: job, Team: "vision", Verdict: "accepted", Note: "good loss", DecidedBy: "bob", DecidedAt: now})
+	require.NoError(t, err)
+	got, calls = viewJob(t, s, ns, job)
+	assert.Equal(t, 1, calls, "a job written through this replica is read again")
+	require.NoError(t, got.VerdictErr)
+	assert.Equal(t, "accepted", got.Verdict.Verdict)
+	ep, err := s.OpenIdleEpisode(ctx, IdleEpisode{LaunchID: "id-" + job, Namespace: ns, Name: job, Team: "vision", Kind: "notebook",
+		Owner: "alice", ThresholdPercent: 5, WindowSeconds: 1800, IdleSince: now.Add(-time.Hour)}, nil, nil)
+	require.NoError(t, err)
+	got, _ = viewJob(t, s, ns, job)
+	require.NoError(t, got.EpisodeErr)
+	assert.Nil(t, got.Episode.ClosedAt, "the episode just opened")
+	require.NoError(t, s.CloseIdleEpisode(ctx, ep.ID, now, "used again"))
+	got, calls = viewJob(t, s, ns, job)
+	assert.Equal(t, 1, calls, "an episode closed by its id is this job's")
+	require.NotNil(t, got.Episode.ClosedAt, "the episode closed")
+	assert.Equal(t, "used again", got.Episode.CloseReason)
+	assert.Eventually(t, func() bool { _, calls := viewJob(t, s, ns, job); return calls == 0 }, 10*time.Second, 10*time.Millisecond,
+		"kept again once read (the write's own notice, heard after this replica's next view, has it read once more)")
+
+	// Another replica's writes: heard from the database a moment after
+	// their commit, for every table the page reads.
+	other, err := Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	seen := func(what string, ok func(jobReads) bool) {
+		t.Helper()
+		assert.Eventually(t, func() bool { r, _ := viewJob(t, s, ns, quiet); return ok(r) }, 10*time.Second, 10*time.Millisecond, what)
+	}
+	_, err = other.RecordRun(ctx, LedgerRow{RunKey: quiet + "-1", WorkloadUID: "uid-q", Team: "vision", Namespace: ns, JobName: quiet,
+		JobKind: "training", Owner: "alice", Flavor: "a100", Resource: "nvidia.com/gpu", GPUs: 1, AdmittedAt: now.Add(-time.Hour), EndedAt: now,
+		Outcome: "succeeded", AllocatedGPUHours: 1})
+	require.NoError(t, err)
+	seen("another replica's ended run", func(r jobReads) bool { return len(r.Runs) == 1 })
+	_, err = other.RecordJobMoment(ctx, JobMoment{Team: "vision", Namespace: ns, Job: quiet, MomentKey: "pod-q", Kind: MomentStarted, At: now,
+		Pod: "pod-q", Node: "gpu-node-2"}, nil)
+	require.NoError(t, err)
+	seen("another replica's moment", func(r jobReads) bool { return len(r.Moments) == 1 })
+	_, err = other.OpenIdleEpisode(ctx, IdleEpisode{LaunchID: "id-" + quiet, Namespace: ns, Name: quiet, Team: "vision", Kind: "notebook",
+		Owner: "alice", ThresholdPercent: 5, WindowSeconds: 1800, IdleSince: now}, nil, nil)
+	require.NoError(t, err)
+	seen("another replica's idle episode", func(r jobReads) bool { return r.EpisodeErr == nil })
+	_, err = other.SetVerdict(ctx, RunVerdict{Namespace: ns, JobName: quiet, Team: "vision", Verdict: "rejected", DecidedBy: "bob", DecidedAt: now})
+	require.NoError(t, err)
+	seen("another replica's verdict", func(r jobReads) bool { return r.VerdictErr == nil && r.Verdict.Verdict == "rejected" })
+	fromDB, _ := viewJob(t, other, ns, quiet)
+	kept, _ := viewJob(t, s, ns, quiet)
+	assert.Equal(t, fromDB, kept)
+
+	// A job launched since every row was read, or never launched through
+	// the portal: read on its first view, kept from then on.
+	const later = "pytorch-train-later0001"
+	launchJob(t, other, ns, later)
+	_, calls = viewJob(t, s, ns, later)
+	assert.Equal(t, 1, calls)
+	assert.Eventually(t, func() bool { _, calls := viewJob(t, s, ns, later); return calls == 0 }, 10*time.Second, 10*time.Millisecond)
+	_, err = other.RecordRun(ctx, LedgerRow{RunKey: later + "-1", WorkloadUID: "uid-l", Team: "vision", Namespace: ns, JobName: later,
+		JobKind: "training", Owner: "alice", Flavor: "a100", Resource: "nvidia.com/gpu", GPUs: 1, AdmittedAt: now.Add(-time.Hour), EndedAt: now,
+		Outcome: "succeeded", AllocatedGPUHours: 1})
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { r, _ := viewJob(t, s, ns, later); return len(r.Runs) == 1 }, 10*time.Second, 10*time.Millisecond)
+
+	// A view changes only its own copy.
+	r := readJob(t, s.ReadJobTogether(ctx, ns, job), s, ns, job)
+	r.Runs[0].Outcome = "changed by a view"
+	again, _ := viewJob(t, s, ns, job)
+	assert.Equal(t, "failed", again.Runs[0].Outcome)
+
+	// The listening connection lost: nothing is answered from memory
+	// until every job's rows are read again under the new one.
+	var killed int
+	require.NoError(t, s.SQL().QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&killed))
+	require.Equal(t, 1, killed)
+	assert.Eventually(t, func() bool { _, calls := viewJob(t, s, ns, job); return calls == 1 }, 5*time.Second, 5*time.Millisecond,
+		"read from PostgreSQL once the connection is lost")
+	assert.Eventually(t, func() bool {
+		require.NoError(t, keeper.Load(ctx))
+		_, calls := viewJob(t, s, ns, job)
+		return calls == 0
+	}, 10*time.Second, 20*time.Millisecond, "kept again once read under the new connection")
+
+	// Every copy dropped at once (a table emptied).
+	_, err = other.SQL().ExecContext(ctx, "TRUNCATE run_verdicts")
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { r, _ := viewJob(t, s, ns, job); return r.VerdictErr != nil }, 10*time.Second, 10*time.Millisecond)
+}
