@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -169,4 +170,38 @@ func TestAJobsPageReadsItsKeptRowsAndEveryChangeOfThem(t *testing.T) {
 	_, err = other.SQL().ExecContext(ctx, "TRUNCATE run_verdicts")
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { r, _ := viewJob(t, s, ns, job); return r.VerdictErr != nil }, 10*time.Second, 10*time.Millisecond)
+}
+
+// A job's rows are kept whole: a view of the kept copy reads every field
+// of every row as it was read from PostgreSQL.
+func TestKeptJobRowsCarryEveryField(t *testing.T) {
+	at := time.Now().UTC()
+	idx, util := 3, 41.5
+	m := JobMoment{ID: 7, Team: "vision", Namespace: "team-vision", Job: "train", MomentKey: "pod-end/uid", Kind: MomentEnded, At: at,
+		Ending: "failed", Cause: "out-of-memory", Words: "It ran out of memory.", Pod: "train-abcde", Node: "gpu-node-1", PodIndex: &idx,
+		RecordedAt: at.Add(time.Second)}
+	requireEveryField(t, m)
+	run := LedgerRow{RunKey: "k", WorkloadUID: "uid", Team: "vision", Namespace: "team-vision", JobName: "train", JobKind: "training",
+		Owner: "alice", Flavor: "a100", Resource: "nvidia.com/gpu", GPUs: 2, CreatedAt: at, AdmittedAt: at, EndedAt: at, Outcome: "failed",
+		Reason: "r", Cause: "c", WaitSeconds: 1, AllocatedGPUHours: 2, AvgUtilization: &util, MeasuredGPUHours: &util, UsefulGPUHours: &util,
+		USDPerHour: 3, CostUSD: 6, RecordedAt: at, Seq: 9}
+	e := IdleEpisode{ID: 1, LaunchID: "l", Namespace: "team-vision", Name: "train", Kind: "notebook"}
+	v := RunVerdict{Namespace: "team-vision", JobName: "train", Verdict: "accepted"}
+
+	r := &jobRows{namespace: "team-vision", job: "train"}
+	keepJob([]LedgerRow{run}, []JobMoment{m}, []IdleEpisode{e}, []RunVerdict{v}).fill(r, WorkloadName{Namespace: "team-vision", Name: "train"})
+	assert.Equal(t, []JobMoment{m}, r.moments)
+	assert.Equal(t, []LedgerRow{run}, r.runs)
+	assert.Equal(t, []IdleEpisode{e}, r.episodes)
+	assert.Equal(t, []RunVerdict{v}, r.verdicts)
+}
+
+// requireEveryField fails unless every field of v is set: a field added to
+// a kept row's type must be set here, and carried.
+func requireEveryField(t *testing.T, v any) {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		require.False(t, rv.Field(i).IsZero(), "%s.%s is not set", rv.Type().Name(), rv.Type().Field(i).Name)
+	}
 }
