@@ -108,7 +108,8 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 // Prometheus independently, so they are read at once: the page waits for
 // its slowest part, not for the sum of a dozen round trips, each of which
 // may wait for a core on a busy machine. Those of them that are the job's
-// own rows in PostgreSQL are one round trip (store.ReadJobTogether).
+// own rows in PostgreSQL are kept in memory, or else one round trip
+// (store.ReadJobTogether).
 func (h *handler) jobShow(c *gin.Context) {
 	rec, st, err := h.jobWithStatus(c)
 	if err != nil {

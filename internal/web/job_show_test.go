@@ -392,3 +392,25 @@ func TestFailedJobShowsExitCodeAndLastLogLines(t *testing.T) {
 	assert.Equal(t, []string{"epoch 3 loss 0.41", "KeyError: 'label'"}, st.Cause.LogTail)
 	assert.Equal(t, int32(2), st.Failure.ExitCode)
 }
+
+// A workload made outside the portal has no launch manifest: its page
+// links to none, and the manifest page says why in words.
+func TestOutsideJobHasNoManifestPage(t *testing.T) {
+	p := newJobPages(t)
+	name := "kubectl-made-00001"
+	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
+	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	jobPath := "/teams/" + p.team + "/jobs/" + name
+	var doc *goquery.Document
+	require.Eventually(t, func() bool {
+		var code int
+		code, doc = p.page(t, jobPath)
+		return code == http.StatusOK
+	}, time.Minute, 100*time.Millisecond, "the job is in the cache")
+	assert.Zero(t, doc.Find(`[data-testid="manifest-link"]`).Length(), "no manifest to link to")
+
+	code, body := p.get(t, jobPath+"/manifest")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, "made outside the portal")
+}
