@@ -185,7 +185,7 @@ func (k *keptJobs) rows(ctx context.Context, r *jobRows, read func(context.Conte
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.drops == drops && k.loads == loads && k.answersLocked(time.Now()) && len(k.byJob) < maxKeptJobs {
-		k.byJob[keptJobName(n)] = keepJob(slices.Clone(r.runs), r.moments, r.episodes, r.verdicts)
+		k.byJob[keptJobName(n)] = keepJob(r)
 	}
 	return nil
 }
@@ -300,42 +300,39 @@ func (s *Store) everyJobsRows(ctx context.Context) (map[WorkloadName]*keptJob, e
 	if err != nil {
 		return nil, fmt.Errorf("read the rows of every job: %w", err)
 	}
-	type rows struct {
-		runs     []LedgerRow
-		moments  []JobMoment
-		episodes []IdleEpisode
-		verdicts []RunVerdict
-	}
-	of := make(map[WorkloadName]*rows)
-	job := func(namespace, name string) *rows {
+	of := make(map[WorkloadName]*jobRows)
+	job := func(namespace, name string) *jobRows {
 		n := WorkloadName{Namespace: namespace, Name: name}
 		r := of[n]
 		if r == nil {
-			r = &rows{}
+			r = &jobRows{namespace: namespace, job: name}
 			of[n] = r
 		}
 		return r
 	}
-	for _, r := range runs {
-		job(r.Namespace, r.JobName).runs = append(job(r.Namespace, r.JobName).runs, r)
+	for _, x := range runs {
+		r := job(x.Namespace, x.JobName)
+		r.runs = append(r.runs, x)
 	}
 	for _, m := range moments {
-		job(m.Namespace, m.Job).moments = append(job(m.Namespace, m.Job).moments, m)
+		r := job(m.Namespace, m.Job)
+		r.moments = append(r.moments, m)
 	}
 	for _, e := range episodes {
-		job(e.Namespace, e.Name).episodes = append(job(e.Namespace, e.Name).episodes, e)
+		r := job(e.Namespace, e.Name)
+		r.episodes = append(r.episodes, e)
 	}
 	for _, v := range verdicts {
-		job(v.Namespace, v.JobName).verdicts = append(job(v.Namespace, v.JobName).verdicts, v)
+		r := job(v.Namespace, v.JobName)
+		r.verdicts = append(r.verdicts, v)
 	}
 	out := make(map[WorkloadName]*keptJob, len(jobs))
 	for _, n := range jobs {
-		r := of[n]
-		if r == nil {
+		if r := of[n]; r != nil {
+			out[keptJobName(n)] = keepJob(r)
+		} else {
 			out[keptJobName(n)] = noJobRows
-			continue
 		}
-		out[keptJobName(n)] = keepJob(slices.Clone(r.runs), r.moments, r.episodes, r.verdicts)
 	}
 	return out, nil
 }
@@ -348,13 +345,14 @@ func keptJobName(n WorkloadName) WorkloadName {
 // sharedName is the one copy of s that the kept rows' equal names share.
 func sharedName(s string) string { return unique.Make(s).Value() }
 
-// keepJob is a job's rows as kept: noJobRows when there are none, with the
-// names its rows repeat shared otherwise. runs becomes the kept copy's.
-func keepJob(runs []LedgerRow, moments []JobMoment, episodes []IdleEpisode, verdicts []RunVerdict) *keptJob {
+// keepJob is the kept copy of the job rows r read: noJobRows when there
+// are none, with the names its rows repeat shared otherwise.
+func keepJob(r *jobRows) *keptJob {
+	runs, moments, episodes, verdicts := r.runs, r.moments, r.episodes, r.verdicts
 	if len(runs) == 0 && len(moments) == 0 && len(episodes) == 0 && len(verdicts) == 0 {
 		return noJobRows
 	}
-	j := &keptJob{runs: slices.Clip(runs)}
+	j := &keptJob{runs: slices.Clone(runs)}
 	for i := range j.runs {
 		r := &j.runs[i]
 		for _, f := range []*string{&r.Team, &r.Namespace, &r.JobName, &r.JobKind, &r.Owner, &r.Flavor, &r.Resource, &r.Outcome, &r.Reason, &r.Cause} {

@@ -188,8 +188,10 @@ func TestKeptJobRowsCarryEveryField(t *testing.T) {
 	e := IdleEpisode{ID: 1, LaunchID: "l", Namespace: "team-vision", Name: "train", Kind: "notebook"}
 	v := RunVerdict{Namespace: "team-vision", JobName: "train", Verdict: "accepted"}
 
+	read := &jobRows{namespace: "team-vision", job: "train", runs: []LedgerRow{run}, moments: []JobMoment{m}, episodes: []IdleEpisode{e},
+		verdicts: []RunVerdict{v}}
 	r := &jobRows{namespace: "team-vision", job: "train"}
-	keepJob([]LedgerRow{run}, []JobMoment{m}, []IdleEpisode{e}, []RunVerdict{v}).fill(r, WorkloadName{Namespace: "team-vision", Name: "train"})
+	keepJob(read).fill(r, WorkloadName{Namespace: "team-vision", Name: "train"})
 	assert.Equal(t, []JobMoment{m}, r.moments)
 	assert.Equal(t, []LedgerRow{run}, r.runs)
 	assert.Equal(t, []IdleEpisode{e}, r.episodes)
