@@ -107,7 +107,23 @@ func runInNetns(t *testing.T) {
 		_ = s.Down(context.Background())
 		_ = os.RemoveAll(root)
 	})
-	require.NoError(t, err, "the test in network namespace %s failed (its output is above)", name)
+	require.NoError(t, err, "the test in network namespace %s failed; its output is above, and ends:\n%s", name, failureExcerpt(string(out)))
+}
+
+// failureExcerpt is the part of a failed test's output that says why: its
+// assertion (the last "Error Trace:" block) with the log lines before it,
+// else its last lines. CI shows only the start and end of a long failure,
+// and the whole output of ten stack starts is long.
+func failureExcerpt(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	from := len(lines) - 30
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "Error Trace:") {
+			from = i - 15
+			break
+		}
+	}
+	return strings.Join(lines[max(from, 0):], "\n")
 }
 
 type testLog struct{ t *testing.T }
