@@ -94,6 +94,7 @@ func (h *handler) apiJobGet(c *gin.Context) {
 		Phase: st.Phase, Message: st.Message, Owner: rec.Owner, Template: rec.Template, Version: rec.TemplateVersion, LaunchID: rec.LaunchID}
 	_ = jsonInto(rec.Parameters, &out.Params)
 	out.CreatedOutsideGantry = launch.IsOutside(rec)
+	h.readJobTogether(c, rec)
 	attempts, err := h.jobAttempts(c.Request.Context(), rec.Namespace, rec.Name)
 	if err != nil {
 		h.fail(c, err)

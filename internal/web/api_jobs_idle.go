@@ -107,6 +107,7 @@ func (h *handler) apiJobIdle(c *gin.Context) {
 	if !ok {
 		return
 	}
+	h.readJobTogether(c, rec)
 	b, err := h.apiJobIdleOf(c.Request.Context(), rec)
 	if err != nil {
 		h.fail(c, err)

@@ -127,6 +127,7 @@ func (h *handler) apiJobStatus(c *gin.Context) {
 	if !ok {
 		return
 	}
+	h.readJobTogether(c, rec)
 	q, err := h.jobQueueOf(c.Request.Context(), rec, h.failureLogTail(u))
 	if err != nil {
 		h.fail(c, err)

@@ -100,6 +100,18 @@ func (h *handler) jobWithStatus(c *gin.Context) (store.Launch, launch.Status, er
 	return rec, st, err
 }
 
+// readJobTogether has the request's reads of rec's own rows in PostgreSQL
+// (its ended runs, moments, idle episode, verdict) answered from the rows
+// kept of the job, or else from one round trip (store.ReadJobTogether). For
+// reads only: a request that writes any of them must not read them after.
+// The job's page, its status fragment (which an open page polls) and the
+// API's reads of one job use it.
+func (h *handler) readJobTogether(c *gin.Context, rec store.Launch) {
+	if h.Store != nil {
+		c.Request = c.Request.WithContext(h.Store.ReadJobTogether(c.Request.Context(), rec.Namespace, rec.Name))
+	}
+}
+
 // jobShow is a job's page: its one status panel, how to reach it,
 // actions, parameters and the link to its rendered manifest (jobManifest).
 //
@@ -116,9 +128,7 @@ func (h *handler) jobShow(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if h.Store != nil {
-		c.Request = c.Request.WithContext(h.Store.ReadJobTogether(c.Request.Context(), rec.Namespace, rec.Name))
-	}
+	h.readJobTogether(c, rec)
 	ctx := c.Request.Context()
 	u, _ := auth.CurrentUser(c)
 	var (
@@ -168,6 +178,7 @@ func (h *handler) jobStatusFragment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	h.readJobTogether(c, rec)
 	panel, err := h.jobPanel(c, rec, st)
 	if err != nil {
 		h.fail(c, err)

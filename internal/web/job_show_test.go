@@ -218,11 +218,12 @@ func TestJobWithoutObjectsInTheCacheIsNotFoundUnlessJustLaunched(t *testing.T) {
 	}
 }
 
-// A job's page shows the job's own rows in PostgreSQL (the cost of its
-// ended runs, its attempts) read in one round trip, not one each, the first
-// time; from then on from the rows the portal keeps (store.KeepJobRows),
-// with no round trip at all: on a busy machine every round trip waits for
-// a core at both ends.
+// A job's page, its status fragment and the API's reads of the job show the
+// job's own rows in PostgreSQL (the cost of its ended runs, its attempts)
+// from the rows the portal keeps (store.KeepJobRows), with no round trip at
+// all: on a busy machine every round trip waits for a core at both ends,
+// and every open job page polls its fragment. After a write of them, the
+// next view reads them in one round trip, not one each.
 func TestJobPageReadsTheJobsOwnRowsInOneRoundTripThenNone(t *testing.T) {
 	p := newJobPages(t)
 	ctx := context.Background()
@@ -247,22 +248,62 @@ func TestJobPageReadsTheJobsOwnRowsInOneRoundTripThenNone(t *testing.T) {
 		return code == http.StatusOK && testIDText(doc, "job-phase") == "queued"
 	}, time.Minute, 100*time.Millisecond, "the job is in the cache")
 
-	// The launch record is kept in memory once read (launch.KeptRecords);
-	// the job, launched after the portal read every job's rows, is not.
-	view := func() (*goquery.Document, int) {
-		code, body, timing := p.timed(t, jobPath)
-		require.Equal(t, http.StatusOK, code, body)
-		doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
-		require.NoError(t, err)
-		assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
-		assert.Contains(t, testIDText(doc, "attempt-1"), "It exited with code 1.")
-		_, calls := servertiming.Parse(timing.Header())
-		return doc, calls["db"]
+	// From then on the job's page, its status fragment (which an open page
+	// polls) and the API's reads of the job answer from the rows kept of
+	// it, with no round trip (once the notices of the job's writes are
+	// heard). The launch record is kept too (launch.KeptRecords).
+	views := map[string]func(t *testing.T, body string){
+		jobPath: func(t *testing.T, body string) {
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+			require.NoError(t, err)
+			assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
+			assert.Contains(t, testIDText(doc, "attempt-1"), "It exited with code 1.")
+		},
+		jobPath + "/status": func(t *testing.T, body string) {
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+			require.NoError(t, err)
+			assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
+		},
+		"/api/v1" + jobPath: func(t *testing.T, body string) {
+			assert.Contains(t, body, `"words":"It exited with code 1."`)
+		},
+		"/api/v1" + jobPath + "/status": func(t *testing.T, body string) {
+			assert.Contains(t, body, `"words":"It exited with code 1."`)
+		},
 	}
-	_, calls := view()
-	assert.Equal(t, 1, calls, "the job's rows are one round trip")
-	assert.Eventually(t, func() bool { _, calls := view(); return calls == 0 }, 10*time.Second, 20*time.Millisecond,
-		"then kept: no round trip (once the notices of the job's writes are heard)")
+	assert.Eventually(t, func() bool {
+		_, body, timing := p.timed(t, jobPath)
+		_, calls := servertiming.Parse(timing.Header())
+		return calls["db"] == 0 && strings.Contains(body, "It exited with code 1.")
+	}, 10*time.Second, 20*time.Millisecond, "the job's page, then kept: no round trip")
+	for path, check := range views {
+		code, body, timing := p.timed(t, path)
+		require.Equal(t, http.StatusOK, code, "%s: %s", path, body)
+		_, calls := servertiming.Parse(timing.Header())
+		assert.Zero(t, calls["db"], "%s: no round trip", path)
+		check(t, body)
+	}
+
+	// A new row of the job: its next view reads the job's rows again, in
+	// one round trip, and shows it; then they are kept again.
+	for _, m := range []store.JobMoment{
+		{MomentKey: "pod-2-started", Kind: store.MomentStarted, At: ended.Add(time.Minute)},
+		{MomentKey: "pod-2", Kind: store.MomentEnded, At: ended.Add(2 * time.Minute), Ending: "failed", Words: "It exited with code 2."},
+	} {
+		m.Team, m.Namespace, m.Job, m.Pod = p.team, ns, name, name+"-fghij"
+		_, err = p.db.RecordJobMoment(ctx, m, nil)
+		require.NoError(t, err)
+	}
+	code, body, timing := p.timed(t, jobPath)
+	require.Equal(t, http.StatusOK, code, body)
+	_, calls := servertiming.Parse(timing.Header())
+	assert.Equal(t, 1, calls["db"], "the job's rows are one round trip")
+	assert.Contains(t, body, "It exited with code 2.")
+	assert.Eventually(t, func() bool {
+		_, body, timing := p.timed(t, jobPath+"/status")
+		_, calls := servertiming.Parse(timing.Header())
+		return calls["db"] == 0 && strings.Contains(body, "$3.00")
+	}, 10*time.Second, 20*time.Millisecond, "kept again")
 }
 
 // A job deleted through Gantry keeps its page: deleted, by whom and when,
