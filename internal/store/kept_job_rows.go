@@ -355,9 +355,8 @@ func keepJob(r *jobRows) *keptJob {
 	j := &keptJob{runs: slices.Clone(runs)}
 	for i := range j.runs {
 		r := &j.runs[i]
-		for _, f := range []*string{&r.Team, &r.Namespace, &r.JobName, &r.JobKind, &r.Owner, &r.Flavor, &r.Resource, &r.Outcome, &r.Reason, &r.Cause} {
-			*f = sharedName(*f)
-		}
+		r.shareNames()
+		r.JobName = sharedName(r.JobName) // the job's runs repeat it
 	}
 	if len(moments) > 0 {
 		j.moments = make([]keptMoment, len(moments))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,4 +60,49 @@ func TestEachLedgerRowHandsOverWhatLedgerRowsReturns(t *testing.T) {
 	})
 	assert.ErrorIs(t, err, stop, "fn's error is returned")
 	assert.Equal(t, 4, seen, "no row is handed over after fn's error")
+}
+
+// TestLedgerReadsShareTheNamesRunsRepeat: figures kept over a month of the
+// ledger keep what they read of each run for as long as they live; the
+// team, namespace, kind, owner, flavor, resource, outcome, reason and cause
+// that a team's runs repeat are one copy each, not one per row scanned.
+func TestLedgerReadsShareTheNamesRunsRepeat(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	t0 := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		_, err := s.RecordRun(ctx, LedgerRow{RunKey: fmt.Sprintf("run-%d", i), WorkloadUID: fmt.Sprintf("uid-%d", i), Team: "vision",
+			Namespace: "team-vision", JobName: fmt.Sprintf("train-%d", i), JobKind: "training", Owner: "ana", Flavor: "h100",
+			Resource: "nvidia.com/gpu", GPUs: 1, CreatedAt: t0, AdmittedAt: t0, EndedAt: t0.Add(time.Duration(i+1) * time.Minute),
+			Outcome: "failed", Reason: "OOMKilled", Cause: "out-of-memory", AllocatedGPUHours: 1})
+		require.NoError(t, err)
+	}
+	names := func(r LedgerRow) []string {
+		return []string{r.Team, r.Namespace, r.JobKind, r.Owner, r.Flavor, r.Resource, r.Outcome, r.Reason, r.Cause}
+	}
+	shared := func(t *testing.T, rows [][]string) {
+		t.Helper()
+		require.Len(t, rows, 3)
+		for i, name := range rows[0] {
+			for _, other := range rows[1:] {
+				assert.Equal(t, name, other[i])
+				assert.Same(t, unsafe.StringData(name), unsafe.StringData(other[i]), "%q is one copy", name)
+			}
+		}
+	}
+	from, to := t0, t0.Add(time.Hour)
+	var each [][]string
+	require.NoError(t, s.EachLedgerRow(ctx, "vision", from, to, Recorded{}, func(r LedgerRow) error {
+		each = append(each, names(r))
+		return nil
+	}))
+	shared(t, each)
+
+	runs, err := s.AccountedRuns(ctx, "vision", from, to)
+	require.NoError(t, err)
+	var accounted [][]string
+	for _, r := range runs {
+		accounted = append(accounted, names(r.LedgerRow))
+	}
+	shared(t, accounted)
 }

@@ -207,9 +207,12 @@ func (s *Store) RecordedAccountedRuns(ctx context.Context, team string, from, to
 		return nil, fmt.Errorf("accounted runs of %q: %w", team, err)
 	}
 	for i := range out {
-		if out[i].Owner == "" {
-			out[i].Owner = out[i].LaunchOwner
+		r := &out[i]
+		if r.Owner == "" {
+			r.Owner = r.LaunchOwner
 		}
+		r.shareNames()
+		r.Kind, r.LaunchOwner = sharedName(r.Kind), sharedName(r.LaunchOwner)
 	}
 	return out, nil
 }
