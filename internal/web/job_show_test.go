@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,9 +143,23 @@ func (p *jobPages) timed(t *testing.T, path string) (int, string, *servertiming.
 func (p *jobPages) page(t *testing.T, path string) (int, *goquery.Document) {
 	t.Helper()
 	code, body := p.get(t, path)
+	return code, htmlDoc(t, body)
+}
+
+func htmlDoc(t *testing.T, body string) *goquery.Document {
+	t.Helper()
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
 	require.NoError(t, err)
-	return code, doc
+	return doc
+}
+
+// createJob creates job in the team's namespace, as a researcher's
+// kubectl or a launch would, and returns the path of its page.
+func (p *jobPages) createJob(t *testing.T, job *batchv1.Job) string {
+	t.Helper()
+	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(t.Context(), job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return "/teams/" + p.team + "/jobs/" + job.Name
 }
 
 func testIDText(doc *goquery.Document, id string) string {
@@ -188,8 +203,7 @@ func TestJustLaunchedJobIsShownAsBeingCreatedUntilTheCacheSeesIt(t *testing.T) {
 	// The Job reaches the cache: the fragment the script polls turns into
 	// the real status.
 	job1 := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
-	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job1, metav1.CreateOptions{})
-	require.NoError(t, err)
+	p.createJob(t, job1)
 	require.Eventually(t, func() bool {
 		code, doc := p.page(t, jobPath+"/status")
 		return code == http.StatusOK && testIDText(doc, "job-phase") == "queued"
@@ -231,17 +245,15 @@ func TestJobPageReadsTheJobsOwnRowsInOneRoundTripThenNone(t *testing.T) {
 	p.record(t, name, time.Now())
 	ns := "team-" + p.team
 	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})
-	_, err := p.env.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-	require.NoError(t, err)
+	jobPath := p.createJob(t, job)
 	ended := time.Now().Add(-time.Hour).UTC()
-	_, err = p.db.RecordRun(ctx, store.LedgerRow{RunKey: name + "-1", WorkloadUID: "uid-1", Team: p.team, Namespace: ns, JobName: name,
+	_, err := p.db.RecordRun(ctx, store.LedgerRow{RunKey: name + "-1", WorkloadUID: "uid-1", Team: p.team, Namespace: ns, JobName: name,
 		JobKind: "training", Owner: "alice", Flavor: "h100", Resource: "nvidia.com/gpu", GPUs: 1, CreatedAt: ended.Add(-2 * time.Hour),
 		AdmittedAt: ended.Add(-time.Hour), EndedAt: ended, Outcome: "failed", AllocatedGPUHours: 1, USDPerHour: 3 * money.Dollar, CostUSD: 3 * money.Dollar})
 	require.NoError(t, err)
 	_, err = p.db.RecordJobMoment(ctx, store.JobMoment{Team: p.team, Namespace: ns, Job: name, MomentKey: "pod-1", Kind: store.MomentEnded,
 		At: ended, Ending: "failed", Words: "It exited with code 1.", Pod: name + "-abcde"}, nil)
 	require.NoError(t, err)
-	jobPath := "/teams/" + p.team + "/jobs/" + name
 
 	require.Eventually(t, func() bool {
 		code, doc := p.page(t, jobPath+"/status")
@@ -254,15 +266,12 @@ func TestJobPageReadsTheJobsOwnRowsInOneRoundTripThenNone(t *testing.T) {
 	// heard). The launch record is kept too (launch.KeptRecords).
 	views := map[string]func(t *testing.T, body string){
 		jobPath: func(t *testing.T, body string) {
-			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
-			require.NoError(t, err)
+			doc := htmlDoc(t, body)
 			assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
 			assert.Contains(t, testIDText(doc, "attempt-1"), "It exited with code 1.")
 		},
 		jobPath + "/status": func(t *testing.T, body string) {
-			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
-			require.NoError(t, err)
-			assert.Equal(t, "$3.00", testIDText(doc, "cost-wasted"), "the failed run's cost")
+			assert.Equal(t, "$3.00", testIDText(htmlDoc(t, body), "cost-wasted"), "the failed run's cost")
 		},
 		"/api/v1" + jobPath: func(t *testing.T, body string) {
 			assert.Contains(t, body, `"words":"It exited with code 1."`)
@@ -354,9 +363,7 @@ func TestOutOfMemoryJobPageAndAPIShowTheCauseAndTheFix(t *testing.T) {
 	stacktest.OnPool(job, pool)
 	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "1s", "gantry.dev/simulate-exit-code": "137", "gantry.dev/simulate-reason": "OOMKilled"}
 	job.Spec.BackoffLimit = new(int32(0))
-	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})
-	require.NoError(t, err)
-	jobPath := "/teams/" + p.team + "/jobs/" + name
+	jobPath := p.createJob(t, job)
 
 	var doc *goquery.Document
 	require.Eventually(t, func() bool {
@@ -399,8 +406,7 @@ func TestFailedJobShowsExitCodeAndLastLogLines(t *testing.T) {
 	job.Spec.Template.Annotations = map[string]string{"gantry.dev/simulate-duration": "4s", "gantry.dev/simulate-exit-code": "2"}
 	job.Spec.BackoffLimit = new(int32(0))
 	ns := "team-" + p.team
-	_, err := p.env.Kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
-	require.NoError(t, err)
+	p.createJob(t, job)
 	var pod string
 	require.Eventually(t, func() bool {
 		pods, err := p.env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=" + name})
@@ -440,9 +446,7 @@ func TestOutsideJobHasNoManifestPage(t *testing.T) {
 	p := newJobPages(t)
 	name := "kubectl-made-00001"
 	job := stacktest.CompliantJob(p.team, name, corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")})
-	_, err := p.env.Kube.BatchV1().Jobs("team-"+p.team).Create(context.Background(), job, metav1.CreateOptions{})
-	require.NoError(t, err)
-	jobPath := "/teams/" + p.team + "/jobs/" + name
+	jobPath := p.createJob(t, job)
 	var doc *goquery.Document
 	require.Eventually(t, func() bool {
 		var code int
