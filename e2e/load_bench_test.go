@@ -254,8 +254,15 @@ func BenchmarkLoad(b *testing.B) {
 				busy0, all0 := machineCPU(b)
 				t0 := time.Now()
 				stopSampling := sampleCPU(b.Context())
+				// Meanwhile every user has a job page open in another tab,
+				// whose status refreshes itself every 3 s.
+				stopPolls := pollOpenJobs(b.Context(), users, portal.URL, func(user int) string {
+					t := teamOf(user)
+					return "/teams/" + t.Name + "/jobs/" + t.jobs[rand.IntN(len(t.jobs))] + "/status"
+				}, loadPollEvery)
 				lat, timings, failed := load(b, p.clients, portal.URL, p.url, think)
 				took := time.Since(t0)
+				pollLat, pollTimings, pollsFailed := stopPolls()
 				samples := stopSampling()
 				perView := (procCPU(b, portal.proc.cmd.Process.Pid) - cpu0) / time.Duration(len(lat))
 				busy1, all1 := machineCPU(b)
@@ -283,6 +290,8 @@ func BenchmarkLoad(b *testing.B) {
 					portalPrecedence(b, portal, 0)
 				}
 				require.Zero(b, failed, "%s: requests that did not answer 200", p.path)
+				require.Zero(b, pollsFailed, "%s: status refreshes of open job pages that did not answer 200", p.path)
+				require.NotEmpty(b, pollLat, "%s: status refreshes of open job pages", p.path)
 				p50, p99 := quantile(lat, 0.50), quantile(lat, 0.99)
 				// When the slowest views were asked for, to match them with
 				// the statements PostgreSQL logged as slow and the stack's logs.
@@ -314,6 +323,10 @@ func BenchmarkLoad(b *testing.B) {
 				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d gc_per_s=%.2f%s %s\n",
 					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(quantile(viewTimes(timings), 0.99)), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice,
 					gcs/took.Seconds(), counters, tailTimings(lat, timings))
+				// The open job pages' status refreshes during the phase.
+				fmt.Printf("BENCH poll=/teams/{team}/jobs/{name}/status during=%s workloads=%d open_pages=%d every_ms=%d think_ms=%d polls=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f nice=%d %s\n",
+					p.path, workloads, len(users), loadPollEvery.Milliseconds(), think.Milliseconds(), len(pollLat), ms(quantile(pollLat, 0.50)), ms(quantile(pollLat, 0.99)),
+					ms(quantile(viewTimes(pollTimings), 0.99)), m.nice, tailTimings(pollLat, pollTimings))
 				b.Logf("%s: %d requests, %d users thinking %s: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers, think,
 					p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
 			}
