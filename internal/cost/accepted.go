@@ -33,28 +33,6 @@ type Actor struct {
 	Via, IP string
 }
 
-// InputError is a request refused for its content, in words for the
-// person who sent it, keyed by field.
-type InputError struct {
-	Fields map[string]string
-}
-
-// Problem is Invalid with the sentences.
-func (e *InputError) Problem() problem.Problem {
-	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
-}
-
-// InvalidFields names the fields to correct.
-func (e *InputError) InvalidFields() map[string]string { return e.Fields }
-
-func (e *InputError) Error() string {
-	msgs := make([]string, 0, len(e.Fields))
-	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
-		msgs = append(msgs, e.Fields[k])
-	}
-	return strings.Join(msgs, " ")
-}
-
 // AccountingStore is the database side of cost per accepted unit.
 type AccountingStore interface {
 	AccountedRuns(ctx context.Context, team string, from, to time.Time) ([]store.AccountedRun, error)
@@ -269,7 +247,7 @@ func (a *Accounting) Weeks(ctx context.Context, weeks int) ([]TeamWeeks, error) 
 // a lead of its team, an admin) is the caller's check.
 func (a *Accounting) Decide(ctx context.Context, by Actor, team, namespace, job, verdict, note string) (store.RunVerdict, error) {
 	note = strings.TrimSpace(note)
-	fields := map[string]string{}
+	fields := problem.Fields{}
 	if verdict != store.VerdictAccepted && verdict != store.VerdictRejected {
 		fields["verdict"] = `Choose "accepted" or "rejected".`
 	}
@@ -277,7 +255,7 @@ func (a *Accounting) Decide(ctx context.Context, by Actor, team, namespace, job,
 		fields["note"] = "Keep the note under 500 characters."
 	}
 	if len(fields) > 0 {
-		return store.RunVerdict{}, &InputError{Fields: fields}
+		return store.RunVerdict{}, fields
 	}
 	v := store.RunVerdict{Namespace: namespace, JobName: job, Team: team, Verdict: verdict, Note: note, DecidedBy: by.Username, DecidedAt: a.now()}
 	before, err := a.Store.SetVerdict(ctx, v)
@@ -320,7 +298,7 @@ type SharedCostInput struct {
 // SetSharedCost stores a pool's shared costs of a month (admins only: the
 // caller's check).
 func (a *Accounting) SetSharedCost(ctx context.Context, by Actor, in SharedCostInput) (store.PoolSharedCost, error) {
-	fields := map[string]string{}
+	fields := problem.Fields{}
 	month, err := ParseMonth(in.Month)
 	if err != nil {
 		fields["month"] = "Give the month as YYYY-MM, for example 2026-11."
@@ -343,7 +321,7 @@ func (a *Accounting) SetSharedCost(ctx context.Context, by Actor, in SharedCostI
 		SupportUSD: amount("supportUsd", in.SupportUSD), OperationsUSD: amount("operationsUsd", in.OperationsUSD),
 		SetBy: by.Username, SetAt: a.now()}
 	if len(fields) > 0 {
-		return store.PoolSharedCost{}, &InputError{Fields: fields}
+		return store.PoolSharedCost{}, fields
 	}
 	before, err := a.Store.SetPoolSharedCost(ctx, c)
 	if err != nil {
@@ -366,7 +344,7 @@ type ComparisonInput struct {
 // SetComparison stores the alternative the cluster is compared with from
 // a month on (admins only: the caller's check).
 func (a *Accounting) SetComparison(ctx context.Context, by Actor, in ComparisonInput) (store.CostComparison, error) {
-	fields := map[string]string{}
+	fields := problem.Fields{}
 	month, err := ParseMonth(in.Month)
 	if err != nil {
 		fields["month"] = "Give the month as YYYY-MM, for example 2026-11."
@@ -392,7 +370,7 @@ func (a *Accounting) SetComparison(ctx context.Context, by Actor, in ComparisonI
 		fields["label"] = "Keep the name of the alternative under 200 characters."
 	}
 	if len(fields) > 0 {
-		return store.CostComparison{}, &InputError{Fields: fields}
+		return store.CostComparison{}, fields
 	}
 	if _, err := a.Store.SetCostComparison(ctx, c); err != nil {
 		return store.CostComparison{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/money"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -96,7 +97,7 @@ func TestCostPerAcceptedUnitFromAKnownLedger(t *testing.T) {
 	_, err = acc.Decide(ctx, bob, "vision", "team-vision", "old", store.VerdictAccepted, "")
 	require.NoError(t, err)
 	_, err = acc.Decide(ctx, bob, "vision", "team-vision", "train-a", "maybe", "")
-	var invalid *cost.InputError
+	var invalid problem.Fields
 	require.ErrorAs(t, err, &invalid, "only accepted or rejected")
 	// The rule accepts train-c (succeeded, no verdict) but not the rejected train-b.
 	_, _, err = db.SetAcceptanceRule(ctx, "vision", true, "bob", nov)

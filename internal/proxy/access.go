@@ -77,25 +77,6 @@ var ErrRefused = problem.New("refused", problem.Problem{Kind: problem.Forbidden,
 var ErrNotOwner = problem.New("only the notebook's owner can share it", problem.Problem{Kind: problem.Forbidden, Title: "Not allowed",
 	Detail: "Only the notebook's owner can share it with the team or stop sharing it."})
 
-// ValidationError is input to correct, keyed by field.
-type ValidationError struct{ Fields map[string]string }
-
-// Problem is Invalid with the sentences.
-func (e *ValidationError) Problem() problem.Problem {
-	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
-}
-
-// InvalidFields names the fields to correct.
-func (e *ValidationError) InvalidFields() map[string]string { return e.Fields }
-
-func (e *ValidationError) Error() string {
-	var parts []string
-	for _, m := range e.Fields {
-		parts = append(parts, m)
-	}
-	return strings.Join(parts, " ")
-}
-
 // MayOpenNotebook reports whether username may open the team's notebook
 // owned by owner: the owner always, a member of the team once the owner
 // shared it (the caller has checked membership), nobody else.
@@ -151,7 +132,7 @@ type NewKey struct {
 // CreateKey makes a key for the team's endpoint, valid for days days.
 func (a *Access) CreateKey(ctx context.Context, actor Actor, team, name, label string, days int) (NewKey, error) {
 	label = strings.TrimSpace(label)
-	fields := map[string]string{}
+	fields := problem.Fields{}
 	if label == "" || len(label) > 100 {
 		fields["label"] = "Name the key (1 to 100 characters), e.g. the program that will use it."
 	}
@@ -159,7 +140,7 @@ func (a *Access) CreateKey(ctx context.Context, actor Actor, team, name, label s
 		fields["days"] = fmt.Sprintf("A key lives 1 to %d days.", MaxKeyDays)
 	}
 	if len(fields) > 0 {
-		return NewKey{}, &ValidationError{Fields: fields}
+		return NewKey{}, fields
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/teams"
 )
 
@@ -78,8 +79,8 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 		}
 		line := quotaLine(cq, ch.Flavor, ch.Resource)
 		if line == nil {
-			return &ValidationError{Fields: map[string]string{FieldFlavor: fmt.Sprintf(
-				"The team's ClusterQueue %s has no quota line for %s in flavor %s. Ask an admin to add the flavor to the team.", name, ch.Resource, ch.Flavor)}}
+			return problem.Fields{FieldFlavor: fmt.Sprintf(
+				"The team's ClusterQueue %s has no quota line for %s in flavor %s. Ask an admin to add the flavor to the team.", name, ch.Resource, ch.Flavor)}
 		}
 		nominal := line.NominalQuota.Value()
 		if check != nil {
@@ -96,8 +97,8 @@ func (c *ClusterQueues) update(ctx context.Context, ch Change, apply bool, check
 			if !apply {
 				next = 0 // quota was lowered by hand since; never go negative
 			} else {
-				return &ValidationError{Fields: map[string]string{FieldDelta: fmt.Sprintf(
-					"The team has a nominal quota of %d in %s, so it cannot give back %d.", nominal, ch.Flavor, -delta)}}
+				return problem.Fields{FieldDelta: fmt.Sprintf(
+					"The team has a nominal quota of %d in %s, so it cannot give back %d.", nominal, ch.Flavor, -delta)}
 			}
 		}
 		line.NominalQuota = *resource.NewQuantity(next, resource.DecimalSI)

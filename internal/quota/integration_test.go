@@ -23,6 +23,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/devcluster/stacktest"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
@@ -316,10 +317,10 @@ func TestFilingIsValidated(t *testing.T) {
 	past := f.clock.Now().Add(-time.Hour)
 	_, err := s.File(context.Background(), quota.Actor{Username: "zoe", MemberOf: []string{"elsewhere"}},
 		quota.NewRequest{Team: f.team, Flavor: h100, Resource: "cpu", Delta: 0, Until: &past})
-	var verr *quota.ValidationError
+	var verr problem.Fields
 	require.ErrorAs(t, err, &verr)
 	for _, field := range []string{quota.FieldTeam, quota.FieldResource, quota.FieldDelta, quota.FieldUntil, quota.FieldReason} {
-		assert.NotEmpty(t, verr.Fields[field], field)
+		assert.NotEmpty(t, verr[field], field)
 	}
 }
 

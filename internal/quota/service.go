@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
@@ -100,7 +101,7 @@ type NewRequest struct {
 // File validates and stores a request by a member or lead of the team.
 func (s *Service) File(ctx context.Context, a Actor, in NewRequest) (store.QuotaRequest, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
-	errs := map[string]string{}
+	errs := problem.Fields{}
 	if !slices.Contains(a.MemberOf, in.Team) {
 		errs[FieldTeam] = "Choose one of your teams: you can only ask for quota for a team you belong to."
 	} else if t, err := s.store.TeamByName(ctx, in.Team); err != nil || t.RetiredAt != nil {
@@ -131,7 +132,7 @@ func (s *Service) File(ctx context.Context, a Actor, in NewRequest) (store.Quota
 		errs[FieldReason] = fmt.Sprintf("The reason is too long: use at most %d characters.", maxReasonLen)
 	}
 	if len(errs) > 0 {
-		return store.QuotaRequest{}, &ValidationError{Fields: errs}
+		return store.QuotaRequest{}, errs
 	}
 	r, err := s.store.CreateQuotaRequest(ctx, store.QuotaRequest{
 		Team: in.Team, Flavor: in.Flavor, Resource: in.Resource, Delta: in.Delta,
@@ -202,10 +203,10 @@ func (s *Service) takeBack(ctx context.Context, r store.QuotaRequest) error {
 func (s *Service) Decide(ctx context.Context, a Actor, id int64, approve bool, comment string) (store.QuotaRequest, error) {
 	comment = strings.TrimSpace(comment)
 	if comment == "" {
-		return store.QuotaRequest{}, &ValidationError{Fields: map[string]string{FieldComment: "Add a comment so the requester knows why."}}
+		return store.QuotaRequest{}, problem.Fields{FieldComment: "Add a comment so the requester knows why."}
 	}
 	if utf8.RuneCountInString(comment) > maxReasonLen {
-		return store.QuotaRequest{}, &ValidationError{Fields: map[string]string{FieldComment: fmt.Sprintf("The comment is too long: use at most %d characters.", maxReasonLen)}}
+		return store.QuotaRequest{}, problem.Fields{FieldComment: fmt.Sprintf("The comment is too long: use at most %d characters.", maxReasonLen)}
 	}
 	now := s.now().UTC()
 	r, err := s.store.DecideQuotaRequest(ctx, id, func(r store.QuotaRequest) (store.Decision, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -24,7 +25,7 @@ func (h *handler) adminCostComparisonSet(c *gin.Context) {
 	form := views.ComparisonForm{Label: c.PostForm(views.FieldCostLabel), Rental: c.PostForm(views.FieldCostRental), API: c.PostForm(views.FieldCostAPI)}
 	cmp, err := acc.SetComparison(c.Request.Context(), accountingActor(c, u), cost.ComparisonInput{Month: month, Label: form.Label,
 		RentalUSDPerGPUHour: form.Rental, APIUSDPerMillionTokens: form.API})
-	var invalid *cost.InputError
+	var invalid problem.Fields
 	if errors.As(err, &invalid) {
 		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, fieldProblems(invalid), nil, &form)
 		return

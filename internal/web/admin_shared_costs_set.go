@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -27,7 +28,7 @@ func (h *handler) adminSharedCostsSet(c *gin.Context) {
 		Storage: c.PostForm(views.FieldCostStorage), Support: c.PostForm(views.FieldCostSupport), Operations: c.PostForm(views.FieldCostOperations)}
 	sc, err := acc.SetSharedCost(c.Request.Context(), accountingActor(c, u), cost.SharedCostInput{Month: month, Pool: form.Pool,
 		NetworkUSD: form.Network, StorageUSD: form.Storage, SupportUSD: form.Support, OperationsUSD: form.Operations})
-	var invalid *cost.InputError
+	var invalid problem.Fields
 	if errors.As(err, &invalid) {
 		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, fieldProblems(invalid), &form, nil)
 		return
@@ -42,10 +43,10 @@ func (h *handler) adminSharedCostsSet(c *gin.Context) {
 }
 
 // fieldProblems lists an input error's sentences, by field.
-func fieldProblems(e *cost.InputError) []string {
-	out := make([]string, 0, len(e.Fields))
-	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
-		out = append(out, e.Fields[k])
+func fieldProblems(e problem.Fields) []string {
+	out := make([]string, 0, len(e))
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		out = append(out, e[k])
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/quota"
 )
 
@@ -47,15 +48,15 @@ func (h *handler) apiQuotaRequestsCreate(c *gin.Context) {
 		in.Until = &t
 	}
 	r, err := h.Quota.Workflow.File(c.Request.Context(), quotaActor(c, u), in)
-	var verr *quota.ValidationError
+	var verr problem.Fields
 	if errors.As(err, &verr) {
 		// The form's "delta" is this body's "gpus".
-		fields := maps.Clone(verr.Fields)
+		fields := maps.Clone(verr)
 		if msg, ok := fields[quota.FieldDelta]; ok {
 			delete(fields, quota.FieldDelta)
 			fields["gpus"] = msg
 		}
-		h.apiFail(c, &quota.ValidationError{Fields: fields})
+		h.apiFail(c, fields)
 		return
 	}
 	if err != nil {

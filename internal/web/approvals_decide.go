@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -28,7 +29,7 @@ func (h *handler) approvalsDecide(c *gin.Context) {
 	r, err := h.Quota.Workflow.Decide(c.Request.Context(), quotaActor(c, u), id, approve, c.PostForm(views.FieldQuotaComment))
 	var (
 		denied *quota.DeniedError
-		verr   *quota.ValidationError
+		verr   problem.Fields
 	)
 	switch {
 	case errors.As(err, &denied):

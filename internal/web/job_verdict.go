@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/cost"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -23,7 +23,7 @@ func (h *handler) jobVerdict(c *gin.Context) {
 	}
 	v, err := acc.Decide(c.Request.Context(), accountingActor(c, u), rec.Team, rec.Namespace, rec.Name,
 		c.PostForm(views.FieldVerdict), c.PostForm(views.FieldVerdictNote))
-	var invalid *cost.InputError
+	var invalid problem.Fields
 	if errors.As(err, &invalid) {
 		h.addFlash(c, views.FlashError, invalid.Error())
 		redirectSeeOther(c, jobURL(rec.Team, rec.Name))

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gantry-dev/gantry/internal/auth"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/quota"
 	"github.com/gantry-dev/gantry/views"
 )
@@ -52,9 +53,9 @@ func (h *handler) quotaCreate(c *gin.Context) {
 		return
 	}
 	r, err := h.Quota.Workflow.File(c.Request.Context(), quotaActor(c, u), in)
-	var verr *quota.ValidationError
+	var verr problem.Fields
 	if errors.As(err, &verr) {
-		form.Errors = verr.Fields
+		form.Errors = verr
 		h.renderQuotaPage(c, http.StatusUnprocessableEntity, form)
 		return
 	}

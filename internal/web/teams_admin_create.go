@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/auth"
 	"github.com/gantry-dev/gantry/internal/naming"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
 	"github.com/gantry-dev/gantry/views"
@@ -60,9 +61,9 @@ func (h *handler) teamsAdminCreate(c *gin.Context) {
 	}
 	t, err := h.Quota.Teams.Create(c.Request.Context(), teamActor(c), f)
 	h.teamsChanged()
-	var verr *teamadmin.ValidationError
+	var verr problem.Fields
 	if errors.As(err, &verr) {
-		vf.Errors = verr.Fields
+		vf.Errors = verr
 		h.renderTeamsAdmin(c, http.StatusUnprocessableEntity, vf)
 		return
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gantry-dev/gantry/internal/teams/teamadmin"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/views"
 )
 
@@ -22,9 +22,9 @@ func (h *handler) teamsAdminUpdate(c *gin.Context) {
 	}
 	_, err := h.Quota.Teams.Update(c.Request.Context(), teamActor(c), f)
 	h.teamsChanged()
-	var verr *teamadmin.ValidationError
+	var verr problem.Fields
 	if errors.As(err, &verr) {
-		vf.Errors = verr.Fields
+		vf.Errors = verr
 		h.renderTeamEdit(c, http.StatusUnprocessableEntity, vf)
 		return
 	}

@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/problem"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/kube"
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/roster"
 	"github.com/gantry-dev/gantry/internal/store"
 	"github.com/gantry-dev/gantry/internal/teams"
@@ -29,7 +28,8 @@ const (
 	ActionRetire = "team.retire"
 )
 
-// Form fields of the team form, also the keys of ValidationError.Fields.
+// Form fields of the team form, also the keys of the problem.Fields its
+// refusals for input give.
 const (
 	FieldName         = "name"
 	FieldDisplayName  = "display_name"
@@ -38,29 +38,6 @@ const (
 	FieldLeadGroups   = "lead_groups"
 	FieldCeilings     = "ceilings"
 )
-
-// ValidationError is input an admin must correct, in sentences.
-type ValidationError struct {
-	Fields map[string]string
-}
-
-// Problem is Invalid with the sentences.
-func (e *ValidationError) Problem() problem.Problem {
-	return problem.Problem{Kind: problem.Invalid, Title: "Check your input", Detail: e.Error()}
-}
-
-// InvalidFields names the fields to correct.
-func (e *ValidationError) InvalidFields() map[string]string { return e.Fields }
-
-// Error joins the messages.
-func (e *ValidationError) Error() string {
-	keys := slices.Sorted(maps.Keys(e.Fields))
-	msgs := make([]string, 0, len(keys))
-	for _, k := range keys {
-		msgs = append(msgs, e.Fields[k])
-	}
-	return strings.Join(msgs, " ")
-}
 
 // AdminStore is what team administration needs from the database.
 type AdminStore interface {
@@ -105,7 +82,7 @@ type Actor struct {
 var teamName = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$`)
 
 func (f *Form) validate(create bool) error {
-	errs := map[string]string{}
+	errs := problem.Fields{}
 	f.Name = strings.TrimSpace(f.Name)
 	f.DisplayName = strings.TrimSpace(f.DisplayName)
 	f.CostCenter = strings.TrimSpace(f.CostCenter)
@@ -135,7 +112,7 @@ func (f *Form) validate(create bool) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &ValidationError{Fields: errs}
+		return errs
 	}
 	return nil
 }
@@ -148,7 +125,7 @@ func (a *Admin) Create(ctx context.Context, by Actor, f Form) (roster.Team, erro
 		return roster.Team{}, err
 	}
 	if _, err := a.store.TeamByName(ctx, f.Name); err == nil {
-		return roster.Team{}, &ValidationError{Fields: map[string]string{FieldName: fmt.Sprintf("A team named %s exists already; choose another name or edit that team.", f.Name)}}
+		return roster.Team{}, problem.Fields{FieldName: fmt.Sprintf("A team named %s exists already; choose another name or edit that team.", f.Name)}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return roster.Team{}, fmt.Errorf("create team %s: %w", f.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gantry-dev/gantry/internal/problem"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -32,9 +33,9 @@ func TestCreateRefusesBadInputInWords(t *testing.T) {
 			f := valid
 			tc.edit(&f)
 			_, err := a.Create(context.Background(), Actor{Username: "erin"}, f)
-			var verr *ValidationError
+			var verr problem.Fields
 			require.ErrorAs(t, err, &verr)
-			assert.NotEmpty(t, verr.Fields[tc.field])
+			assert.NotEmpty(t, verr[tc.field])
 		})
 	}
 }
