@@ -40,14 +40,14 @@ func pollOpenJobs(ctx context.Context, clients []*http.Client, base string, path
 		wg sync.WaitGroup
 		p  polls
 	)
-	for u, client := range clients {
-		u := base + path(u)
+	for user, client := range clients {
+		status := base + path(user)
 		wg.Go(func() {
 			if !pause(ctx, rand.N(every)) {
 				return
 			}
 			for {
-				p.poll(ctx, client, u)
+				p.poll(ctx, client, status)
 				if !pause(ctx, every) {
 					return
 				}
