@@ -19,14 +19,16 @@ func (e Fields) Problem() Problem {
 // InvalidFields names the fields to correct.
 func (e Fields) InvalidFields() map[string]string { return e }
 
-// Error lists the sentences, sorted by field.
-func (e Fields) Error() string {
-	keys := slices.Sorted(maps.Keys(e))
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, e[k])
+// Error joins the sentences, sorted by field.
+func (e Fields) Error() string { return strings.Join(e.Sentences(), " ") }
+
+// Sentences are the sentences, sorted by field.
+func (e Fields) Sentences() []string {
+	out := make([]string, 0, len(e))
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		out = append(out, e[k])
 	}
-	return strings.Join(parts, " ")
+	return out
 }
 
 // Add records msg for field unless the field already has a problem.

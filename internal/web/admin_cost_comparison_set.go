@@ -27,7 +27,7 @@ func (h *handler) adminCostComparisonSet(c *gin.Context) {
 		RentalUSDPerGPUHour: form.Rental, APIUSDPerMillionTokens: form.API})
 	var invalid problem.Fields
 	if errors.As(err, &invalid) {
-		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, fieldProblems(invalid), nil, &form)
+		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, invalid.Sentences(), nil, &form)
 		return
 	}
 	if err != nil {

@@ -3,9 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -30,7 +28,7 @@ func (h *handler) adminSharedCostsSet(c *gin.Context) {
 		NetworkUSD: form.Network, StorageUSD: form.Storage, SupportUSD: form.Support, OperationsUSD: form.Operations})
 	var invalid problem.Fields
 	if errors.As(err, &invalid) {
-		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, fieldProblems(invalid), &form, nil)
+		h.renderSharedCosts(c, http.StatusUnprocessableEntity, month, invalid.Sentences(), &form, nil)
 		return
 	}
 	if err != nil {
@@ -40,13 +38,4 @@ func (h *handler) adminSharedCostsSet(c *gin.Context) {
 	h.addFlash(c, views.FlashSuccess, fmt.Sprintf("%s carries %s of shared costs in %s, shared by its teams' GPU-hours.",
 		sc.Pool, sc.Total(), cost.MonthKey(sc.Month)))
 	redirectSeeOther(c, "/admin/shared-costs?month="+cost.MonthKey(sc.Month))
-}
-
-// fieldProblems lists an input error's sentences, by field.
-func fieldProblems(e problem.Fields) []string {
-	out := make([]string, 0, len(e))
-	for _, k := range slices.Sorted(maps.Keys(e)) {
-		out = append(out, e[k])
-	}
-	return out
 }
