@@ -1056,10 +1056,17 @@ func signInAll(b testing.TB, p *Portal) (users, admins []*http.Client) {
 // client (a session of its own) and returns that client.
 func signIn(b testing.TB, p *Portal, user string) *http.Client {
 	b.Helper()
+	return signInThrough(b, p, user, &http.Client{Timeout: loadRequestTime,
+		Transport: &http.Transport{MaxIdleConnsPerHost: loadUsers, MaxConnsPerHost: loadUsers}})
+}
+
+// signInThrough signs user in through the IdP's login form with c, which
+// then holds the session and no longer follows redirects, and returns it.
+func signInThrough(b testing.TB, p *Portal, user string, c *http.Client) *http.Client {
+	b.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(b, err)
-	c := &http.Client{Jar: jar, Timeout: loadRequestTime,
-		Transport: &http.Transport{MaxIdleConnsPerHost: loadUsers, MaxConnsPerHost: loadUsers}}
+	c.Jar = jar
 	resp, err := c.Get(p.URL + "/auth/login?next=/")
 	require.NoError(b, err)
 	doc, err := goquery.NewDocumentFromReader(resp.Body)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -130,24 +128,7 @@ func profileCSRF(b testing.TB, c *http.Client, p *Portal) string {
 // afterwards).
 func formSignIn(b testing.TB, p *Portal, user string) *http.Client {
 	b.Helper()
-	jar, err := cookiejar.New(nil)
-	require.NoError(b, err)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	resp, err := c.Get(p.URL + "/auth/login?next=/")
-	require.NoError(b, err)
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	require.NoError(b, err)
-	action, ok := doc.Find("form").Attr("action")
-	require.True(b, ok, "%s: no login form at %s", user, resp.Request.URL)
-	form := resp.Request.URL.ResolveReference(&url.URL{Path: action})
-	resp, err = c.PostForm(form.String(), url.Values{"login": {user}, "password": {DevPassword}})
-	require.NoError(b, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	require.Equal(b, http.StatusOK, resp.StatusCode, "%s: sign-in ended at %s", user, resp.Request.URL)
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return c
+	return signInThrough(b, p, user, &http.Client{Timeout: 30 * time.Second})
 }
 
 // latencyQuantile is the q-quantile (0..1) of latencies, nearest rank.
