@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 	"unique"
 
@@ -20,18 +18,6 @@ import (
 // bytes each without their manifests). Past it only the newest are kept,
 // and a name not among them is read from PostgreSQL.
 const maxKeptRecords = 50_000
-
-// keptRecordsReload is how often a replica reads every record again, and
-// keptRecordsMaxAge how long it answers from a copy it could not read
-// again: should a change notice be lost without the listening connection
-// noticing, a stale record lives at most that long.
-const (
-	keptRecordsReload = 5 * time.Minute
-	keptRecordsMaxAge = 2 * keptRecordsReload
-)
-
-// keptRecordsRetry is the pause after a failed read of every record.
-const keptRecordsRetry = 10 * time.Second
 
 // RecordStore is what KeptRecords reads and writes: the launch service's
 // store, every record at once, the records not deleted, one record's
@@ -45,153 +31,59 @@ type RecordStore interface {
 }
 
 // KeptRecords keeps every launch record, without its manifest, in memory
-// while the database's change notices are heard (store.Changes), so that a
-// job's page, its status refresh and its API answer read no record from
-// PostgreSQL before they can start their own reads. A record is written
-// twice at most (its launch, its deletion); each write is announced to
-// every replica, which reads that record again on its next view: a
-// deletion by its transaction (migration 00029), a launch by the replica
-// that made it, a moment after its commit (store.Changes.Announce; one
-// made by a replica that dies before it announces it is heard of when it
-// is retried, when a replica starts, or at the next full read, within
-// keptRecordsReload). Writes made through this replica take effect on
-// its next view, before the notice comes (a launch it announces is not
+// while the database's change notices are heard (store.KeptByName), so
+// that a job's page, its status refresh and its API answer read no record
+// from PostgreSQL before they can start their own reads. A record is
+// written twice at most (its launch, its deletion); each write is
+// announced to every replica, which reads that record again on its next
+// view: a deletion by its transaction (migration 00029), a launch by the
+// replica that made it, a moment after its commit (store.Changes.Announce;
+// one made by a replica that dies before it announces it is heard of when
+// it is retried, when a replica starts, or at the next full read, within
+// the kept values' reload). Writes made through this replica take effect
+// on its next view, before the notice comes (a launch it announces is not
 // heard back, so the copy that view reads is kept); those of another
-// replica a moment after their commit, when the notice comes (a view of a job
-// launched there within that moment finds no record, as for every kept
+// replica a moment after their commit, when the notice comes (a view of a
+// job launched there within that moment finds no record, as for every kept
 // figure).
 //
-// Records are read all at once when the replica starts listening (and
-// again after it lost its connection, and every keptRecordsReload); until
-// then, and whenever it does not listen, every view reads PostgreSQL.
 // LaunchByName answers records without their manifests, kept or not;
 // LaunchManifest reads one.
 type KeptRecords struct {
 	RecordStore
 	changes *store.Changes
 	log     *slog.Logger
-
-	mu sync.Mutex
-	// byName is every record, read under connection at loadedAt, but
-	// those in unknown: announced since (the drops count then), to be
-	// read again. loads counts the times they were all read.
-	byName     map[store.WorkloadName]*keptRecord
-	unknown    map[store.WorkloadName]uint64
-	complete   bool // no record was left out for maxKeptRecords
-	loaded     bool
-	connection uint64
-	loadedAt   time.Time
-	loads      uint64
-	// drops counts the records announced: a record read while its own
-	// is announced is not kept.
-	drops uint64
-	// heardWhileLoading collects what is announced while every record is
-	// being read; nil when none is.
-	heardWhileLoading *heardNames
-}
-
-type heardNames struct {
-	names map[store.WorkloadName]uint64
-	all   bool
+	kept    *store.KeptByName[*keptRecord]
 }
 
 // NewKeptRecords keeps next's records while changes listens; Run reads
 // them.
 func NewKeptRecords(next RecordStore, changes *store.Changes, log *slog.Logger) *KeptRecords {
-	k := &KeptRecords{RecordStore: next, changes: changes, log: log}
-	changes.Follow(store.LaunchNotices, k.heard)
-	return k
-}
-
-// heard forgets the record a notice names ("*": every record).
-func (k *KeptRecords) heard(rest string) {
-	if rest == "*" {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		k.loads++
-		k.byName, k.unknown, k.loaded = nil, nil, false
-		if k.heardWhileLoading != nil {
-			k.heardWhileLoading.all = true
-		}
-		return
-	}
-	namespace, name, ok := strings.Cut(rest, "/")
-	if !ok {
-		return
-	}
-	k.forget(store.WorkloadName{Namespace: namespace, Name: name})
+	return &KeptRecords{RecordStore: next, changes: changes, log: log,
+		kept: store.NewKeptByName[*keptRecord](changes, store.LaunchNotices, maxKeptRecords)}
 }
 
 // forget has the next view read the record named n from PostgreSQL.
-func (k *KeptRecords) forget(n store.WorkloadName) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.drops++
-	delete(k.byName, n)
-	if k.unknown != nil {
-		k.unknown[n] = k.drops
-	}
-	if k.heardWhileLoading != nil {
-		k.heardWhileLoading.names[n] = k.drops
-	}
-}
-
-// answersLocked reports whether the kept records may be answered now.
-func (k *KeptRecords) answersLocked(now time.Time) bool {
-	connection, live := k.changes.Listening()
-	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptRecordsMaxAge
-}
-
-// lookupLocked is what memory says of the record named n, when the kept
-// records may be answered: known is false when it cannot say (a record
-// announced since, or left out for maxKeptRecords), and found whether n
-// has a record.
-func (k *KeptRecords) lookupLocked(n store.WorkloadName, answers bool) (rec store.Launch, found, known bool) {
-	if !answers {
-		return store.Launch{}, false, false
-	}
-	if rec, ok := k.byName[n]; ok {
-		return rec.launch(n), true, true
-	}
-	_, unknown := k.unknown[n]
-	return store.Launch{}, false, k.complete && !unknown
-}
+func (k *KeptRecords) forget(n store.WorkloadName) { k.kept.Forget(n) }
 
 // LaunchByName returns the named record without its manifest: the kept
 // copy when one may be answered, else read from PostgreSQL.
 func (k *KeptRecords) LaunchByName(ctx context.Context, namespace, name string) (store.Launch, error) {
 	n := store.WorkloadName{Namespace: namespace, Name: name}
-	k.mu.Lock()
-	answers := k.answersLocked(time.Now())
-	if rec, found, known := k.lookupLocked(n, answers); known {
-		k.mu.Unlock()
+	kept, found, known, look := k.kept.Lookup(n)
+	if known {
 		if !found {
 			return store.Launch{}, fmt.Errorf("get launch %s/%s: %w", namespace, name, store.ErrNotFound)
 		}
-		return rec, nil
+		return kept.launch(n), nil
 	}
-	seq, wasUnknown := k.unknown[n]
-	loads := k.loads
-	k.mu.Unlock()
-
 	rec, err := k.RecordStore.LaunchByName(ctx, namespace, name)
-	found := err == nil
+	found = err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return store.Launch{}, err
 	}
 	rec.Manifest = ""
-	if answers {
-		k.mu.Lock()
-		// Kept unless its record was announced (or all were read) meanwhile.
-		now, isUnknown := k.unknown[n]
-		if k.loads == loads && isUnknown == wasUnknown && now == seq && k.answersLocked(time.Now()) {
-			delete(k.unknown, n)
-			if found && len(k.byName) < maxKeptRecords {
-				k.byName[keptName(namespace, name)] = keepRecord(rec)
-			}
-		}
-		k.mu.Unlock()
-	}
+	k.kept.Keep(look, keptName(namespace, name), keepRecord(rec), found)
 	return rec, err
 }
 
@@ -200,10 +92,8 @@ func (k *KeptRecords) LaunchByName(ctx context.Context, namespace, name string) 
 func (k *KeptRecords) Launched(ctx context.Context, names []store.WorkloadName) (map[store.WorkloadName]bool, error) {
 	out := make(map[store.WorkloadName]bool, len(names))
 	var ask []store.WorkloadName
-	k.mu.Lock()
-	answers := k.answersLocked(time.Now())
 	for _, n := range names {
-		if _, found, known := k.lookupLocked(n, answers); known {
+		if _, found, known, _ := k.kept.Lookup(n); known {
 			if found {
 				out[n] = true
 			}
@@ -211,7 +101,6 @@ func (k *KeptRecords) Launched(ctx context.Context, names []store.WorkloadName) 
 		}
 		ask = append(ask, n)
 	}
-	k.mu.Unlock()
 	if len(ask) == 0 {
 		return out, nil
 	}
@@ -233,22 +122,15 @@ const maxUnknownLive = 100
 // first, as the idle loop reads them on each pass: from memory, with the
 // few announced since they were all read read again one by one.
 func (k *KeptRecords) LiveLaunches(ctx context.Context) ([]store.Launch, error) {
-	k.mu.Lock()
-	if !k.answersLocked(time.Now()) || !k.complete || len(k.unknown) > maxUnknownLive {
-		k.mu.Unlock()
-		return k.RecordStore.LiveLaunches(ctx)
-	}
-	out := make([]store.Launch, 0, len(k.byName))
-	for n, rec := range k.byName {
+	var out []store.Launch
+	unknown, ok := k.kept.All(maxUnknownLive, func(n store.WorkloadName, rec *keptRecord) {
 		if rec.DeletedAt == nil {
 			out = append(out, rec.launch(n))
 		}
+	})
+	if !ok {
+		return k.RecordStore.LiveLaunches(ctx)
 	}
-	unknown := make([]store.WorkloadName, 0, len(k.unknown))
-	for n := range k.unknown {
-		unknown = append(unknown, n)
-	}
-	k.mu.Unlock()
 	for _, n := range unknown {
 		rec, err := k.LaunchByName(ctx, n.Namespace, n.Name)
 		switch {
@@ -285,57 +167,35 @@ func (k *KeptRecords) MarkLaunchDeleted(ctx context.Context, namespace, name, by
 }
 
 // Run reads every record whenever the replica listens under a connection
-// it has not read them under, and every keptRecordsReload, until ctx ends.
-// It first has every replica read every record again: a replica that
-// died between a launch's commit and its announcement (its restart is
-// this one, often) left that record unheard of.
+// it has not read them under, and every time the kept values are due
+// again (store.KeptByName.Run), until ctx ends. It first has every
+// replica read every record again: a replica that died between a launch's
+// commit and its announcement (its restart is this one, often) left that
+// record unheard of.
 func (k *KeptRecords) Run(ctx context.Context) {
 	k.changes.Announce(store.LaunchNotices + "*")
-	due := func(connection uint64, now time.Time) bool {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		return !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptRecordsReload
-	}
-	k.changes.ReadWhileListening(ctx, due, k.Load, keptRecordsRetry, func(err error) {
-		k.log.WarnContext(ctx, "reading every launch record", "err", err)
-	})
+	k.kept.Run(ctx, k.read, k.log, "reading every launch record")
 }
 
 // Load reads every record (the newest maxKeptRecords) and keeps them,
 // but those announced while it read; it keeps nothing unless the replica
 // listened under one connection throughout.
 func (k *KeptRecords) Load(ctx context.Context) error {
-	connection, live := k.changes.Listening()
-	if !live {
-		return nil
-	}
-	heard := &heardNames{names: map[store.WorkloadName]uint64{}}
-	k.mu.Lock()
-	k.heardWhileLoading = heard
-	k.mu.Unlock()
-	readAt := time.Now()
-	recs, err := k.RecordStore.RecentLaunches(ctx, maxKeptRecords+1)
+	return k.kept.Load(ctx, k.read)
+}
 
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.heardWhileLoading = nil
+// read is the newest maxKeptRecords records, complete unless there are
+// more.
+func (k *KeptRecords) read(ctx context.Context) (map[store.WorkloadName]*keptRecord, bool, error) {
+	recs, err := k.RecordStore.RecentLaunches(ctx, maxKeptRecords+1)
 	if err != nil {
-		return err
-	}
-	if now, live := k.changes.Listening(); !live || now != connection || heard.all {
-		return nil
+		return nil, false, err
 	}
 	byName := make(map[store.WorkloadName]*keptRecord, min(len(recs), maxKeptRecords))
 	for _, rec := range recs[:min(len(recs), maxKeptRecords)] {
 		byName[keptName(rec.Namespace, rec.Name)] = keepRecord(rec)
 	}
-	for n := range heard.names {
-		delete(byName, n)
-	}
-	k.byName, k.unknown, k.complete = byName, heard.names, len(recs) <= maxKeptRecords
-	k.loaded, k.connection, k.loadedAt = true, connection, readAt
-	k.loads++
-	return nil
+	return byName, len(recs) <= maxKeptRecords, nil
 }
 
 // keptRecord is a record as kept: without its manifest, without the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 	"unique"
 
@@ -23,25 +21,13 @@ const JobRowNotices = "jobrows:"
 // newest live launch records, and of the jobs viewed since, up to it.
 const maxKeptJobs = 50_000
 
-// keptJobsReload is how often a replica reads every kept job's rows again,
-// and keptJobsMaxAge how long it answers from a copy it could not read
-// again: should a notice be lost without the listening connection noticing,
-// a job's page shows stale rows at most that long.
-const (
-	keptJobsReload = 5 * time.Minute
-	keptJobsMaxAge = 2 * keptJobsReload
-)
-
-// keptJobsRetry is the pause after a failed read of every job's rows.
-const keptJobsRetry = 10 * time.Second
-
 // keptJobs keeps, in memory, the rows a job's page reads of the job
 // (ReadJobTogether: its ended runs, its moments, its newest idle episode,
 // its verdict; not its manifest, which the page links to) for every job
 // with a live launch record, while the database's notices are heard
-// (Changes). Read from PostgreSQL on every view, those rows were the job
-// page's one round trip there: on two cores beside a busy API server, its
-// slowest views (143-312 ms in the 53rd load run) each waited for
+// (KeptByName). Read from PostgreSQL on every view, those rows were the
+// job page's one round trip there: on two cores beside a busy API server,
+// its slowest views (143-312 ms in the 53rd load run) each waited for
 // PostgreSQL's processes to get a core, and set the page's p99.
 //
 // A job's rows are written by the portal's loops (moments, the ledger, the
@@ -51,35 +37,10 @@ const keptJobsRetry = 10 * time.Second
 // take effect on its next view, before the notice comes (forget); another
 // replica's a moment after their commit, when the notice comes.
 //
-// The rows are read all at once when the replica starts listening (and
-// again after it lost its connection, and every keptJobsReload); until
-// then, and whenever it does not listen, every view reads PostgreSQL. A job
-// not kept (launched since, made outside the portal, or ended and deleted)
-// is read from PostgreSQL on its first view and kept from then on.
+// A job not kept (launched since, made outside the portal, or ended and
+// deleted) is read from PostgreSQL on its first view and kept from then on.
 type keptJobs struct {
-	changes *Changes
-	log     *slog.Logger
-
-	mu sync.Mutex
-	// byJob is every kept job's rows, read under connection at loadedAt or
-	// since, but those announced since (to be read again). loads counts the
-	// times they were all read.
-	byJob      map[WorkloadName]*keptJob
-	loaded     bool
-	connection uint64
-	loadedAt   time.Time
-	loads      uint64
-	// drops counts the jobs announced: a job read while any job is
-	// announced is not kept (it is read again on its next view).
-	drops uint64
-	// heardWhileLoading collects what is announced while every job is read;
-	// nil when none is.
-	heardWhileLoading *heardJobs
-}
-
-type heardJobs struct {
-	names map[WorkloadName]struct{}
-	all   bool
+	*KeptByName[*keptJob]
 }
 
 // keptJob is one job's rows as kept (keepJob): the newest idle episode and
@@ -112,35 +73,16 @@ var noJobRows = &keptJob{}
 // job while changes listens (keptJobs); Run reads them. It is to be called
 // before the store is used.
 func (s *Store) KeepJobRows(changes *Changes, log *slog.Logger) *JobRowsKeeper {
-	k := &keptJobs{changes: changes, log: log}
-	changes.Follow(JobRowNotices, k.heard)
+	k := &keptJobs{NewKeptByName[*keptJob](changes, JobRowNotices, maxKeptJobs)}
 	s.jobs = k
-	return &JobRowsKeeper{store: s, kept: k}
+	return &JobRowsKeeper{store: s, kept: k, log: log}
 }
 
 // JobRowsKeeper reads every kept job's rows (Run).
 type JobRowsKeeper struct {
 	store *Store
 	kept  *keptJobs
-}
-
-// heard forgets the rows of the job a notice names ("*": every job's).
-func (k *keptJobs) heard(rest string) {
-	if rest == "*" {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		k.loads++
-		k.byJob, k.loaded = nil, false
-		if k.heardWhileLoading != nil {
-			k.heardWhileLoading.all = true
-		}
-		return
-	}
-	namespace, name, ok := strings.Cut(rest, "/")
-	if !ok {
-		return
-	}
-	k.forget(namespace, name)
+	log   *slog.Logger
 }
 
 // forget has the next view read the named job's rows from PostgreSQL.
@@ -148,45 +90,23 @@ func (k *keptJobs) forget(namespace, name string) {
 	if k == nil {
 		return
 	}
-	n := WorkloadName{Namespace: namespace, Name: name}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.drops++
-	delete(k.byJob, n)
-	if k.heardWhileLoading != nil {
-		k.heardWhileLoading.names[n] = struct{}{}
-	}
-}
-
-// answersLocked reports whether the kept rows may be answered now.
-func (k *keptJobs) answersLocked(now time.Time) bool {
-	connection, live := k.changes.Listening()
-	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptJobsMaxAge
+	k.Forget(WorkloadName{Namespace: namespace, Name: name})
 }
 
 // rows fills r with its job's rows: the kept ones when they may be
-// answered, else those read reads from PostgreSQL, kept unless a job was
+// answered, else those read reads from PostgreSQL, kept unless the job was
 // announced (or every job read) meanwhile.
 func (k *keptJobs) rows(ctx context.Context, r *jobRows, read func(context.Context, *jobRows) error) error {
 	n := WorkloadName{Namespace: r.namespace, Name: r.job}
-	k.mu.Lock()
-	answers := k.answersLocked(time.Now())
-	if j, ok := k.byJob[n]; ok && answers {
-		k.mu.Unlock()
+	j, found, _, look := k.Lookup(n)
+	if found {
 		j.fill(r, n)
 		return nil
 	}
-	drops, loads := k.drops, k.loads
-	k.mu.Unlock()
-
-	if err := read(ctx, r); err != nil || !answers {
+	if err := read(ctx, r); err != nil || !look.Keeps() {
 		return err
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.drops == drops && k.loads == loads && k.answersLocked(time.Now()) && len(k.byJob) < maxKeptJobs {
-		k.byJob[keptJobName(n)] = keepJob(r)
-	}
+	k.Keep(look, keptJobName(n), keepJob(r), true)
 	return nil
 }
 
@@ -212,52 +132,24 @@ func (j *keptJob) fill(r *jobRows, n WorkloadName) {
 }
 
 // Run reads every kept job's rows whenever the replica listens under a
-// connection it has not read them under, and every keptJobsReload, until
-// ctx ends.
+// connection it has not read them under, and every keptByNameReload,
+// until ctx ends.
 func (j *JobRowsKeeper) Run(ctx context.Context) {
-	k := j.kept
-	due := func(connection uint64, now time.Time) bool {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		return !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptJobsReload
-	}
-	k.changes.ReadWhileListening(ctx, due, j.Load, keptJobsRetry, func(err error) {
-		k.log.WarnContext(ctx, "reading the rows of every job", "err", err)
-	})
+	j.kept.Run(ctx, j.read, j.log, "reading the rows of every job")
 }
 
 // Load reads the rows of the jobs of the newest maxKeptJobs live launch
 // records and keeps them, but those announced while it read; it keeps
 // nothing unless the replica listened under one connection throughout.
 func (j *JobRowsKeeper) Load(ctx context.Context) error {
-	k := j.kept
-	connection, live := k.changes.Listening()
-	if !live {
-		return nil
-	}
-	heard := &heardJobs{names: map[WorkloadName]struct{}{}}
-	k.mu.Lock()
-	k.heardWhileLoading = heard
-	k.mu.Unlock()
-	readAt := time.Now()
-	byJob, err := j.store.everyJobsRows(ctx)
+	return j.kept.Load(ctx, j.read)
+}
 
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.heardWhileLoading = nil
-	if err != nil {
-		return err
-	}
-	if now, live := k.changes.Listening(); !live || now != connection || heard.all {
-		return nil
-	}
-	for n := range heard.names {
-		delete(byJob, n)
-	}
-	k.byJob = byJob
-	k.loaded, k.connection, k.loadedAt = true, connection, readAt
-	k.loads++
-	return nil
+// read is every kept job's rows; never complete: a job launched since is
+// read on its first view.
+func (j *JobRowsKeeper) read(ctx context.Context) (map[WorkloadName]*keptJob, bool, error) {
+	byJob, err := j.store.everyJobsRows(ctx)
+	return byJob, false, err
 }
 
 // keptJobsSQL are the statements Load reads every kept job's rows with:

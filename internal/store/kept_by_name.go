@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// keptByNameReload is how often a replica reads every kept value again,
+// and keptByNameMaxAge how long it answers from a copy it could not read
+// again: should a notice be lost without the listening connection
+// noticing, a stale value lives at most that long.
+const (
+	keptByNameReload = 5 * time.Minute
+	keptByNameMaxAge = 2 * keptByNameReload
+)
+
+// keptByNameRetry is the pause after a failed read of every value.
+const keptByNameRetry = 10 * time.Second
+
+// KeptByName keeps one value a workload (its launch record, its job's
+// rows) in memory while the database's notices are heard (Changes), so
+// that views read none of them from PostgreSQL. Every write of a value is
+// announced to every replica by a notice that names its workload ("*"
+// for every workload); the replica forgets that value, and its next view
+// reads it again and keeps it, unless it was announced again meanwhile.
+//
+// The values are read all at once (Load) when the replica starts
+// listening, again after it lost its connection, and every
+// keptByNameReload; until then, and whenever it does not listen, every
+// view reads PostgreSQL. A value read while the whole set is read, or
+// announced while it is read, is not kept.
+type KeptByName[V any] struct {
+	changes *Changes
+	max     int
+
+	mu sync.Mutex
+	// byName is every value, read under connection at loadedAt, but those
+	// in unknown: announced since (with the count of drops then), to be
+	// read again. loads counts the times they were all read.
+	byName     map[WorkloadName]V
+	unknown    map[WorkloadName]uint64
+	complete   bool // every workload with a value has it in byName
+	loaded     bool
+	connection uint64
+	loadedAt   time.Time
+	loads      uint64
+	drops      uint64
+	// heardWhileLoading collects what is announced while every value is
+	// read; nil when none is.
+	heardWhileLoading *heardNames
+}
+
+type heardNames struct {
+	names map[WorkloadName]uint64
+	all   bool
+}
+
+// NewKeptByName keeps at most max values while changes listens, forgetting
+// those the notices that start with prefix name ("<namespace>/<name>").
+func NewKeptByName[V any](changes *Changes, prefix string, max int) *KeptByName[V] {
+	k := &KeptByName[V]{changes: changes, max: max}
+	changes.Follow(prefix, k.heard)
+	return k
+}
+
+// heard forgets the value a notice names ("*": every value).
+func (k *KeptByName[V]) heard(rest string) {
+	if rest == "*" {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.loads++
+		k.byName, k.unknown, k.loaded = nil, nil, false
+		if k.heardWhileLoading != nil {
+			k.heardWhileLoading.all = true
+		}
+		return
+	}
+	namespace, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		return
+	}
+	k.Forget(WorkloadName{Namespace: namespace, Name: name})
+}
+
+// Forget has the next view read the value of n from PostgreSQL: this
+// replica's own writes take effect on its next view, before their notice
+// comes.
+func (k *KeptByName[V]) Forget(n WorkloadName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.drops++
+	delete(k.byName, n)
+	if k.unknown != nil {
+		k.unknown[n] = k.drops
+	}
+	if k.heardWhileLoading != nil {
+		k.heardWhileLoading.names[n] = k.drops
+	}
+}
+
+// answersLocked reports whether the kept values may be answered now.
+func (k *KeptByName[V]) answersLocked(now time.Time) bool {
+	connection, live := k.changes.Listening()
+	return live && k.loaded && connection == k.connection && now.Sub(k.loadedAt) < keptByNameMaxAge
+}
+
+// KeptLookup is what memory said of a workload's value when a view
+// looked (KeptByName.Lookup): what a read from PostgreSQL after it may
+// keep.
+type KeptLookup struct {
+	n          WorkloadName
+	answers    bool
+	loads      uint64
+	seq        uint64
+	wasUnknown bool
+}
+
+// Keeps reports whether a value read after the lookup may be kept (Keep):
+// not while the values may not be answered.
+func (l KeptLookup) Keeps() bool { return l.answers }
+
+// Lookup is what memory says of n's value: known is false when it cannot
+// say (the values may not be answered now, or n's was announced since
+// they were read, or n is not among them and they are not complete), and
+// found whether n has a value. A view that reads n's value from
+// PostgreSQL after an unknown answer hands it to Keep with look.
+func (k *KeptByName[V]) Lookup(n WorkloadName) (v V, found, known bool, look KeptLookup) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	look = KeptLookup{n: n, answers: k.answersLocked(time.Now()), loads: k.loads}
+	if look.answers {
+		if v, ok := k.byName[n]; ok {
+			return v, true, true, look
+		}
+		if _, unknown := k.unknown[n]; k.complete && !unknown {
+			return v, false, true, look
+		}
+	}
+	look.seq, look.wasUnknown = k.unknown[n]
+	return v, false, false, look
+}
+
+// Keep keeps v as the value of the workload look is of (keyed by n, equal
+// to it), read from PostgreSQL after look, unless it was announced (or
+// every value read) since; found is false when it has no value. Past max
+// values it keeps none, and no longer takes a workload it does not keep
+// to have none.
+func (k *KeptByName[V]) Keep(look KeptLookup, n WorkloadName, v V, found bool) {
+	if !look.Keeps() {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seq, unknown := k.unknown[look.n]
+	if k.loads != look.loads || unknown != look.wasUnknown || seq != look.seq || !k.answersLocked(time.Now()) {
+		return
+	}
+	delete(k.unknown, look.n)
+	switch {
+	case !found:
+	case len(k.byName) < k.max:
+		k.byName[n] = v
+	default:
+		// A value left out: a workload not kept may have one now.
+		k.complete = false
+	}
+}
+
+// All hands every kept value to fn and returns the workloads announced
+// since they were all read, which fn did not see; ok is false (and fn is
+// not called) when the values may not be answered, are not complete, or
+// more than maxUnknown were announced.
+func (k *KeptByName[V]) All(maxUnknown int, fn func(WorkloadName, V)) (unknown []WorkloadName, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.answersLocked(time.Now()) || !k.complete || len(k.unknown) > maxUnknown {
+		return nil, false
+	}
+	for n, v := range k.byName {
+		fn(n, v)
+	}
+	unknown = make([]WorkloadName, 0, len(k.unknown))
+	for n := range k.unknown {
+		unknown = append(unknown, n)
+	}
+	return unknown, true
+}
+
+// Run reads every value (Load with read) whenever the replica listens
+// under a connection it has not read them under, and every
+// keptByNameReload, until ctx ends; a failed read is logged as what, and
+// tried again after keptByNameRetry.
+func (k *KeptByName[V]) Run(ctx context.Context, read func(context.Context) (map[WorkloadName]V, bool, error), log *slog.Logger, what string) {
+	due := func(connection uint64, now time.Time) bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return !k.loaded || k.connection != connection || now.Sub(k.loadedAt) >= keptByNameReload
+	}
+	k.changes.ReadWhileListening(ctx, due, func(ctx context.Context) error { return k.Load(ctx, read) }, keptByNameRetry, func(err error) {
+		log.WarnContext(ctx, what, "err", err)
+	})
+}
+
+// Load reads every value with read, which says whether they are complete
+// (every workload with a value among them), and keeps them but those
+// announced while it read; it keeps nothing unless the replica listened
+// under one connection throughout.
+func (k *KeptByName[V]) Load(ctx context.Context, read func(context.Context) (map[WorkloadName]V, bool, error)) error {
+	connection, live := k.changes.Listening()
+	if !live {
+		return nil
+	}
+	heard := &heardNames{names: map[WorkloadName]uint64{}}
+	k.mu.Lock()
+	k.heardWhileLoading = heard
+	k.mu.Unlock()
+	readAt := time.Now()
+	byName, complete, err := read(ctx)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.heardWhileLoading = nil
+	if err != nil {
+		return err
+	}
+	if now, live := k.changes.Listening(); !live || now != connection || heard.all {
+		return nil
+	}
+	for n := range heard.names {
+		delete(byName, n)
+	}
+	k.byName, k.unknown, k.complete = byName, heard.names, complete
+	k.loaded, k.connection, k.loadedAt = true, connection, readAt
+	k.loads++
+	return nil
+}
