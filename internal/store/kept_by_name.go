@@ -30,8 +30,8 @@ const keptByNameRetry = 10 * time.Second
 // The values are read all at once (Load) when the replica starts
 // listening, again after it lost its connection, and every
 // keptByNameReload; until then, and whenever it does not listen, every
-// view reads PostgreSQL. A value read while the whole set is read, or
-// announced while it is read, is not kept.
+// view reads PostgreSQL. A value announced while a view reads it, or while
+// the whole set is read, is not kept: the next view reads it again.
 type KeptByName[V any] struct {
 	changes *Changes
 	max     int
