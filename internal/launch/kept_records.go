@@ -122,7 +122,7 @@ const maxUnknownLive = 100
 // first, as the idle loop reads them on each pass: from memory, with the
 // few announced since they were all read read again one by one.
 func (k *KeptRecords) LiveLaunches(ctx context.Context) ([]store.Launch, error) {
-	var out []store.Launch
+	out := make([]store.Launch, 0, k.kept.Len())
 	unknown, ok := k.kept.All(maxUnknownLive, func(n store.WorkloadName, rec *keptRecord) {
 		if rec.DeletedAt == nil {
 			out = append(out, rec.launch(n))

@@ -169,6 +169,13 @@ func (k *KeptByName[V]) Keep(look KeptLookup, n WorkloadName, v V, found bool) {
 	}
 }
 
+// Len is how many values are kept now (a size to make room for before All).
+func (k *KeptByName[V]) Len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.byName)
+}
+
 // All hands every kept value to fn and returns the workloads announced
 // since they were all read, which fn did not see; ok is false (and fn is
 // not called) when the values may not be answered, are not complete, or

@@ -150,6 +150,7 @@ func TestKeptByNameKnowsWhatHasNoValueWhenComplete(t *testing.T) {
 	}
 	_, found, _, _ = k.Lookup(jobC)
 	assert.True(t, found)
+	assert.Equal(t, 3, k.Len())
 	_, _, known, _ = k.Lookup(jobD)
 	assert.False(t, known, "a value left out for room is read from the database")
 	_, ok = k.All(10, func(WorkloadName, string) {})
