@@ -256,16 +256,22 @@ func (r *Reclaimer) runningOf(l store.Launch) (running, error) {
 	}
 	var out running
 	// A Job's pods share the Job's Workload; a StatefulSet's or
-	// Deployment's pods have one each.
-	var jobWorkloads []*kueue.Workload
-	if catalog.Kind(l.Kind) == catalog.KindTraining {
-		if jobWorkloads, err = r.Jobs.WorkloadsOwnedBy(l.Namespace, "Job", l.Name); err != nil {
-			return running{}, err
-		}
-	}
+	// Deployment's pods have one each. The Job's is looked up at its first
+	// running pod: most jobs a pass looks at run none (9,000 of 10,000 in
+	// the load run, where looking theirs up took 30 ms of a pass's 110).
+	var (
+		jobWorkloads []*kueue.Workload
+		jobLooked    bool
+	)
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || p.Status.StartTime == nil {
 			continue
+		}
+		if catalog.Kind(l.Kind) == catalog.KindTraining && !jobLooked {
+			if jobWorkloads, err = r.Jobs.WorkloadsOwnedBy(l.Namespace, "Job", l.Name); err != nil {
+				return running{}, err
+			}
+			jobLooked = true
 		}
 		wls := jobWorkloads
 		if wls == nil {
