@@ -83,7 +83,9 @@ func (k *KeptRecords) LaunchByName(ctx context.Context, namespace, name string) 
 		return store.Launch{}, err
 	}
 	rec.Manifest = ""
-	k.kept.Keep(look, keptName(namespace, name), keepRecord(rec), found)
+	if look.Keeps() {
+		k.kept.Keep(look, keptName(namespace, name), keepRecord(rec), found)
+	}
 	return rec, err
 }
 
