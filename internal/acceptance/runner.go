@@ -25,6 +25,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/audit"
 	"github.com/gantry-dev/gantry/internal/catalog"
+	"github.com/gantry-dev/gantry/internal/gpu"
 	"github.com/gantry-dev/gantry/internal/identity"
 	"github.com/gantry-dev/gantry/internal/kube"
 	"github.com/gantry-dev/gantry/internal/launch"
@@ -72,7 +73,7 @@ type LogReader interface {
 
 // GPUMetrics finds a job's DCGM samples in Prometheus (a *gpu.Metrics).
 type GPUMetrics interface {
-	AverageUtilization(ctx context.Context, namespace, job string, start, end time.Time) (float64, bool, error)
+	AverageUtilization(ctx context.Context, j gpu.Job, start, end time.Time) (float64, bool, error)
 }
 
 // Runner drives running acceptance runs one step at a time. Every change
@@ -694,7 +695,8 @@ func (r *Runner) labels(ctx context.Context, w *work, s *Step) (bool, error) {
 	case r.GPU == nil:
 		found = append(found, "GPU metrics not checked (no Prometheus configured)")
 	case w.state.AdmittedAt != nil:
-		util, ok, err := r.GPU.AverageUtilization(ctx, w.row.Namespace, job.Labels[naming.LabelInstance], *w.state.AdmittedAt, w.state.JobEndedAt.Add(time.Minute))
+		util, ok, err := r.GPU.AverageUtilization(ctx, gpu.Job{Namespace: w.row.Namespace, Name: job.Labels[naming.LabelInstance], Kind: "Job"},
+			*w.state.AdmittedAt, w.state.JobEndedAt.Add(time.Minute))
 		if err != nil {
 			return false, err
 		}

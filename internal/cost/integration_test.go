@@ -76,7 +76,7 @@ func TestFinishedRunCostsGPUsTimesDurationTimesPrice(t *testing.T) {
 		require.Len(c, wls, 1)
 		admitted, ok := cost.AdmittedAt(wls[0])
 		require.True(c, ok, "admitted")
-		u, err := metrics.JobUsage(ctx, team.Namespace(), "train", admitted, time.Now())
+		u, err := metrics.JobUsage(ctx, gpu.Job{Namespace: team.Namespace(), Name: "train", Kind: "Job"}, admitted, time.Now())
 		require.NoError(c, err)
 		require.True(c, u.HasData, "utilization scraped")
 		assert.InDelta(c, 67.5, u.Utilization, 27.5, "simulated busy GPUs are 40-95 %")

@@ -31,7 +31,7 @@ type WorkloadSource interface {
 // UtilizationSource measures how much of a time range a job's GPUs have
 // utilization samples for, and how busy they were then.
 type UtilizationSource interface {
-	MeasuredUse(ctx context.Context, namespace, job string, from, to time.Time) (gpu.Measured, error)
+	MeasuredUse(ctx context.Context, j gpu.Job, from, to time.Time) (gpu.Measured, error)
 }
 
 // CauseSource tells why a failed or evicted run ended, as the job page
@@ -191,7 +191,7 @@ func (l *Ledger) Row(ctx context.Context, r Run) (store.LedgerRow, error) {
 		}
 		row.CostUSD, row.USDPerHour = Price(r, ps)
 		if l.Utilization != nil {
-			m, err := l.Utilization.MeasuredUse(ctx, r.Namespace, r.JobName, r.Admitted, r.Ended)
+			m, err := l.Utilization.MeasuredUse(ctx, gpu.Job{Namespace: r.Namespace, Name: r.JobName, Kind: r.JobKind}, r.Admitted, r.Ended)
 			if err != nil {
 				// The run is still recorded, unmeasured: cost does not depend on utilization.
 				l.Log.WarnContext(ctx, "cost ledger: no utilization", "job", r.Namespace+"/"+r.JobName, "err", err)

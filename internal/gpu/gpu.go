@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -100,21 +99,20 @@ const (
 	DefaultIdleNowWindow = 2 * time.Minute
 )
 
-// selector matches the series of a job's pods: Job pods are named
-// <job>-<suffix>, StatefulSet pods <name>-<ordinal>.
-func selector(metric, namespace, job string) string {
-	return fmt.Sprintf(`%s{namespace=%q,pod=~%q}`, metric, namespace, regexp.QuoteMeta(job)+"-.+")
+// selector matches the series of a job's pods (Job.podPattern).
+func selector(metric string, j Job) string {
+	return fmt.Sprintf(`%s{namespace=%q,pod=~%q}`, metric, j.Namespace, j.podPattern())
 }
 
 // JobUsage returns the job's GPU usage from start (admission) to end (now
 // for a running job), with up to 120 points in the series.
-func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (Usage, error) {
+func (m *Metrics) JobUsage(ctx context.Context, j Job, start, end time.Time) (Usage, error) {
 	u := Usage{At: end}
 	if !end.After(start) {
 		return u, nil
 	}
 	cur := func(metric string) string {
-		return fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, namespace, job))
+		return fmt.Sprintf("avg(last_over_time(%s[1m]))", selector(metric, j))
 	}
 	// The current figures (and the recent peak) in one query, the series
 	// in another, both sent at once: a job page waits for the slower of
@@ -122,7 +120,7 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 	figures := []figure{{"util", cur(MetricUtil)}, {"mem", cur(MetricMem)}, {"power", cur(MetricPower)}}
 	peakAsked := end.Sub(start) >= m.idleNow
 	if peakAsked {
-		figures = append(figures, figure{"peak", peakExpr(namespace, job, m.idleNow)})
+		figures = append(figures, figure{"peak", peakExpr(j, m.idleNow)})
 	}
 	var (
 		g   errgroup.Group
@@ -131,16 +129,16 @@ func (m *Metrics) JobUsage(ctx context.Context, namespace, job string, start, en
 	g.Go(func() (err error) {
 		now, err = m.figures(ctx, figures, end)
 		if err != nil {
-			return fmt.Errorf("query GPU figures of %s/%s: %w", namespace, job, err)
+			return fmt.Errorf("query GPU figures of %s: %w", j, err)
 		}
 		return nil
 	})
 	g.Go(func() error {
 		step := max(end.Sub(start)/120, 5*time.Second)
-		val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, namespace, job)+")",
+		val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, j)+")",
 			promv1.Range{Start: start, End: end, Step: step})
 		if err != nil {
-			return fmt.Errorf("query GPU utilization of %s/%s: %w", namespace, job, err)
+			return fmt.Errorf("query GPU utilization of %s: %w", j, err)
 		}
 		if mat, ok := val.(model.Matrix); ok && len(mat) > 0 && len(mat[0].Values) > 0 {
 			// Sized to the points: pages keep the series for a scrape
@@ -198,20 +196,20 @@ func tagged(figs []figure) string {
 }
 
 // peak is the highest utilization of the job's GPUs over window before at.
-func (m *Metrics) peak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error) {
-	return m.scalar(ctx, peakExpr(namespace, job, window), at)
+func (m *Metrics) peak(ctx context.Context, j Job, window time.Duration, at time.Time) (float64, bool, error) {
+	return m.scalar(ctx, peakExpr(j, window), at)
 }
 
-func peakExpr(namespace, job string, window time.Duration) string {
-	return fmt.Sprintf("max(max_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), window.Milliseconds())
+func peakExpr(j Job, window time.Duration) string {
+	return fmt.Sprintf("max(max_over_time(%s[%dms]))", selector(MetricUtil, j), window.Milliseconds())
 }
 
 // IdlePeak is the highest utilization of a job's GPUs over the window
 // before at. ok is false unless there are samples both at the start of the
 // window and in its last idle-now window, so a gap in the data never passes
 // for idleness.
-func (m *Metrics) IdlePeak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (peak float64, ok bool, err error) {
-	sel := selector(MetricUtil, namespace, job)
+func (m *Metrics) IdlePeak(ctx context.Context, j Job, window time.Duration, at time.Time) (peak float64, ok bool, err error) {
+	sel := selector(MetricUtil, j)
 	edge := min(m.idleNow, window)
 	if _, now, err := m.scalar(ctx, fmt.Sprintf("max(last_over_time(%s[%dms]))", sel, edge.Milliseconds()), at); err != nil || !now {
 		return 0, false, err
@@ -222,17 +220,17 @@ func (m *Metrics) IdlePeak(ctx context.Context, namespace, job string, window ti
 			return 0, false, err
 		}
 	}
-	return m.peak(ctx, namespace, job, window, at)
+	return m.peak(ctx, j, window, at)
 }
 
 // AverageUtilization is the mean GPU utilization of a job's pods from
 // start to end; ok is false without samples.
-func (m *Metrics) AverageUtilization(ctx context.Context, namespace, job string, start, end time.Time) (float64, bool, error) {
+func (m *Metrics) AverageUtilization(ctx context.Context, j Job, start, end time.Time) (float64, bool, error) {
 	secs := int(end.Sub(start).Seconds())
 	if secs < 1 {
 		return 0, false, nil
 	}
-	return m.scalar(ctx, fmt.Sprintf("avg(avg_over_time(%s[%ds]))", selector(MetricUtil, namespace, job), secs), end)
+	return m.scalar(ctx, fmt.Sprintf("avg(avg_over_time(%s[%ds]))", selector(MetricUtil, j), secs), end)
 }
 
 // NodeUtilization is the mean current GPU utilization per node, keyed by
@@ -278,7 +276,7 @@ const measureWindow = 30 * time.Second
 // MeasuredUse measures a job's GPUs from start to end in windows that tile
 // the range; a window with no sample counts as unmeasured, one with samples
 // as measured and useful by its mean utilization.
-func (m *Metrics) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (Measured, error) {
+func (m *Metrics) MeasuredUse(ctx context.Context, j Job, start, end time.Time) (Measured, error) {
 	span := end.Sub(start)
 	if span <= 0 {
 		return Measured{Through: end}, nil
@@ -289,10 +287,10 @@ func (m *Metrics) MeasuredUse(ctx context.Context, namespace, job string, start,
 	if step <= 0 {
 		return Measured{Through: end}, nil
 	}
-	q := fmt.Sprintf("avg(avg_over_time(%s[%dms]))", selector(MetricUtil, namespace, job), step.Milliseconds())
+	q := fmt.Sprintf("avg(avg_over_time(%s[%dms]))", selector(MetricUtil, j), step.Milliseconds())
 	val, _, _, err := m.api.QueryRange(ctx, q, promv1.Range{Start: start.Add(step), End: end, Step: step})
 	if err != nil {
-		return Measured{}, fmt.Errorf("measure GPU utilization of %s/%s: %w", namespace, job, err)
+		return Measured{}, fmt.Errorf("measure GPU utilization of %s: %w", j, err)
 	}
 	out := measuredFrom(val, step)
 	out.Through = end

@@ -11,7 +11,7 @@ import (
 // PeakOf answers, for one job, what IdlePeak answers: the highest
 // utilization of its GPUs over the window, and whether there were samples
 // both at the window's start and in its last idle-now window.
-type PeakOf func(namespace, job string) (peak float64, ok bool)
+type PeakOf func(j Job) (peak float64, ok bool)
 
 // IdlePeaks reads what IdlePeak reads for every job at once, over the same
 // window before at, in one query grouped by pod: the idle reclaim asks it
@@ -20,8 +20,8 @@ type PeakOf func(namespace, job string) (peak float64, ok bool)
 // Prometheus busy with 15,000 queries a minute.
 //
 // A job's pods are the series IdlePeak's selector matches (its namespace,
-// pods named <job>-<suffix>), so each pod counts towards every job its
-// name could belong to, as the selector's pattern does.
+// pods named as its kind's controller names them: Job.podPattern), so each
+// pod counts towards every job whose pattern its name fits.
 func (m *Metrics) IdlePeaks(ctx context.Context, window time.Duration, at time.Time) (PeakOf, error) {
 	edge := min(m.idleNow, window)
 	needThen := window > edge
@@ -31,8 +31,9 @@ func (m *Metrics) IdlePeaks(ctx context.Context, window time.Duration, at time.T
 	}
 	vec, _ := val.(model.Vector)
 	jobs := jobPeaksOf(vec, needThen)
-	return func(namespace, job string) (float64, bool) {
-		if p := jobs[jobKey{namespace, job}]; p.ok(needThen) {
+	return func(j Job) (float64, bool) {
+		prefix, names := j.pods()
+		if p := jobs[jobKey{j.Namespace, prefix, names}]; p.ok(needThen) {
 			return p.peak, true
 		}
 		return 0, false
@@ -59,7 +60,12 @@ func idlePeaksQuery(window, edge time.Duration) string {
 	return tagged(figs)
 }
 
-type jobKey struct{ namespace, job string }
+// jobKey is the pods of a namespace whose names begin with prefix and
+// continue as names says.
+type jobKey struct {
+	namespace, prefix string
+	names             podNames
+}
 
 // jobPeak is what one job's pods showed over the window.
 type jobPeak struct {
@@ -73,9 +79,10 @@ func (p jobPeak) ok(needThen bool) bool {
 	return p.hasPeak && p.now && (p.then || !needThen)
 }
 
-// jobPeaksOf folds the per-pod figures into each job a pod's name could
-// belong to: pod "a-b-x" into jobs "a" and "a-b", as IdlePeak's pattern
-// <job>-.+ would match it for either.
+// jobPeaksOf folds the per-pod figures into every job pattern a pod's name
+// fits (Job.pods): pod "a-b-x" into the pods of "a" and "a-b" named in
+// any way, "a-b-x" named as a bare pod, and, were x five random
+// characters, "a-b" named as a Job's pods.
 func jobPeaksOf(vec model.Vector, needThen bool) map[jobKey]jobPeak {
 	jobs := map[jobKey]jobPeak{}
 	for _, s := range vec {
@@ -84,11 +91,7 @@ func jobPeaksOf(vec model.Vector, needThen bool) map[jobKey]jobPeak {
 		if fig == "then" && !needThen {
 			continue
 		}
-		for i := 1; i < len(pod)-1; i++ {
-			if pod[i] != '-' {
-				continue
-			}
-			k := jobKey{ns, pod[:i]}
+		add := func(k jobKey) {
 			p := jobs[k]
 			switch fig {
 			case "now":
@@ -101,6 +104,24 @@ func jobPeaksOf(vec model.Vector, needThen bool) map[jobKey]jobPeak {
 				}
 			}
 			jobs[k] = p
+		}
+		if pod == "" {
+			continue
+		}
+		add(jobKey{ns, pod, barePod})
+		if len(pod) > generatedBase {
+			add(jobKey{ns, pod[:generatedBase], cutPods})
+		}
+		for i := 1; i < len(pod)-1; i++ {
+			if pod[i] != '-' {
+				continue
+			}
+			prefix, rest := pod[:i], pod[i:]
+			for names := range podNames(len(suffixes)) {
+				if names != barePod && names != cutPods && suffixMatch[names].MatchString(rest) {
+					add(jobKey{ns, prefix, names})
+				}
+			}
 		}
 	}
 	return jobs

@@ -23,7 +23,9 @@ const h100 = "h100-sxm-ib-training"
 // stack's Prometheus both ways: the idle reclaim's one query for every job
 // must answer for each job exactly what the job's own queries answer,
 // over windows within the idle-now edge, past it, and longer than the jobs
-// have run.
+// have run. The 3 % job is idle: the busy job's pods, named after it
+// (train-b-xxxxx), are not its pods (train-xxxxx), as they were while a
+// job's pods were any named <job>-<anything>.
 func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
 	env := stacktest.Stack(t)
 	ctx := t.Context()
@@ -50,7 +52,7 @@ func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
 	// Until every job has samples over a 20-second window.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		for _, job := range []string{"idle", "train", "train-b"} {
-			_, ok, err := m.IdlePeak(ctx, ns, job, 20*time.Second, time.Now().Add(-5*time.Second))
+			_, ok, err := m.IdlePeak(ctx, gpu.Job{Namespace: ns, Name: job, Kind: "training"}, 20*time.Second, time.Now().Add(-5*time.Second))
 			require.NoError(c, err)
 			require.True(c, ok, "%s has 20 s of samples", job)
 		}
@@ -61,32 +63,42 @@ func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
 	for _, window := range []time.Duration{5 * time.Second, 20 * time.Second, time.Hour} {
 		of, err := m.IdlePeaks(ctx, window, at)
 		require.NoError(t, err)
-		for _, job := range []string{"idle", "train", "train-b", "trai", "nosuch"} {
-			want, wantOK, err := m.IdlePeak(ctx, ns, job, window, at)
-			require.NoError(t, err)
-			got, ok := of(ns, job)
-			assert.Equal(t, wantOK, ok, "%s over %s: samples at both ends", job, window)
-			assert.Equal(t, want, got, "%s over %s: peak", job, window)
+		for _, name := range []string{"idle", "train", "train-b", "trai", "nosuch"} {
+			for _, kind := range []string{"training", "Job", "JobSet", "notebook", "Pod"} {
+				job := gpu.Job{Namespace: ns, Name: name, Kind: kind}
+				want, wantOK, err := m.IdlePeak(ctx, job, window, at)
+				require.NoError(t, err)
+				got, ok := of(job)
+				assert.Equal(t, wantOK, ok, "%s (%s) over %s: samples at both ends", job, kind, window)
+				assert.Equal(t, want, got, "%s (%s) over %s: peak", job, kind, window)
+			}
 		}
-		_, ok := of("elsewhere", "idle")
+		_, ok := of(gpu.Job{Namespace: "elsewhere", Name: "idle", Kind: "training"})
 		assert.False(t, ok, "another namespace's job of the same name")
 	}
 
-	// And the answers are the jobs': idle at 0 %, train's pattern taking in
-	// train-b's busy pod, nothing over an hour none of them ran.
+	// And the answers are the jobs': idle at 0 %, train at its own 3 %, not
+	// train-b's, nothing over an hour none of them ran; a kind whose pods
+	// Gantry cannot tell apart by name (a JobSet's) takes in both.
+	job := func(name, kind string) gpu.Job { return gpu.Job{Namespace: ns, Name: name, Kind: kind} }
 	of, err := m.IdlePeaks(ctx, 20*time.Second, at)
 	require.NoError(t, err)
-	peak, ok := of(ns, "idle")
+	peak, ok := of(job("idle", "training"))
 	assert.True(t, ok)
 	assert.Equal(t, 0.0, peak)
-	busy, ok := of(ns, "train-b")
+	busy, ok := of(job("train-b", "training"))
 	assert.True(t, ok)
 	assert.GreaterOrEqual(t, busy, 40.0, "simulated busy GPUs are 40-95 %")
-	peak, ok = of(ns, "train")
+	peak, ok = of(job("train", "training"))
 	assert.True(t, ok)
-	assert.Equal(t, busy, peak, "train-b's pods match train-.+")
+	assert.Equal(t, 3.0, peak, "train-b's pods are not train's")
+	peak, ok = of(job("train", "JobSet"))
+	assert.True(t, ok)
+	assert.Equal(t, busy, peak, "train-.+ takes in train-b's pods")
+	_, ok = of(job("train", "notebook"))
+	assert.False(t, ok, "a Job's pods are no StatefulSet's")
 	of, err = m.IdlePeaks(ctx, time.Hour, at)
 	require.NoError(t, err)
-	_, ok = of(ns, "idle")
+	_, ok = of(job("idle", "training"))
 	assert.False(t, ok, "no samples an hour ago")
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // A pass of the idle reclaim asks Prometheus once for every job; each pod
-// counts towards every job its name could belong to, as IdlePeak's
-// pattern <job>-.+ matches it, and a job needs samples at both ends of the
+// counts towards the jobs whose pattern its name fits, as IdlePeak's
+// selector matches it (a Job's pods are <job>-<5 random>, a StatefulSet's
+// <name>-<ordinal>, ...), and a job needs samples at both ends of the
 // window.
 func TestIdlePeaksFoldPodsIntoTheirJobs(t *testing.T) {
 	at := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
@@ -26,14 +27,16 @@ func TestIdlePeaksFoldPodsIntoTheirJobs(t *testing.T) {
 		peak     float64
 		now, old bool
 	}{
-		{"team-a", "train-x1", 3, true, true},
-		{"team-a", "train-b-y2", 60, true, true}, // train-b's pod: train's pattern matches it too
+		{"team-a", "train-x7bk9", 3, true, true},
+		{"team-a", "train-b-q2zr4", 60, true, true}, // train-b's pod: only a pattern of any suffix takes it into train
+		{"team-a", "multi-1-h5vcz", 20, true, true}, // an Indexed Job's
+		{"team-a", "serve-6d4cf56db6-wq8xn", 70, true, true},
 		{"team-a", "quiet-0", 1, true, true},
-		{"team-a", "young-0", 2, true, false}, // no samples at the window's start
-		{"team-a", "gone-0", 0, false, true},  // none at its end
-		{"team-b", "train-x1", 0, true, true}, // another team's job of the same name
-		{"team-a", "odd-", 0, true, true},     // matches no <job>-.+
-		{"team-a", "", 0, true, true},         // a GPU no pod holds
+		{"team-a", "young-0", 2, true, false},    // no samples at the window's start
+		{"team-a", "gone-0", 0, false, true},     // none at its end
+		{"team-b", "train-x7bk9", 0, true, true}, // another team's job of the same name
+		{"team-a", "odd-", 0, true, true},        // fits no pattern but its own name's
+		{"team-a", "", 0, true, true},            // a GPU no pod holds
 	} {
 		result = append(result, sample("peak", s.ns, s.pod, s.peak))
 		if s.now {
@@ -55,24 +58,35 @@ func TestIdlePeaksFoldPodsIntoTheirJobs(t *testing.T) {
 	assert.True(t, strings.HasSuffix(q, fmt.Sprintf("@%d", at.Unix())), q)
 
 	for _, c := range []struct {
-		ns, job string
-		peak    float64
-		ok      bool
+		job  Job
+		peak float64
+		ok   bool
 	}{
-		{"team-a", "train", 60, true},
-		{"team-a", "train-b", 60, true},
-		{"team-a", "quiet", 1, true},
-		{"team-a", "young", 0, false},
-		{"team-a", "gone", 0, false},
-		{"team-b", "train", 0, true},
-		{"team-a", "odd", 0, false},
-		{"team-a", "nosuch", 0, false},
-		{"team-a", "trai", 0, false},
+		{Job{"team-a", "train", "training"}, 3, true},
+		{Job{"team-a", "train", "Job"}, 3, true},
+		{Job{"team-a", "train", "JobSet"}, 60, true}, // pods of any suffix: train-b's too
+		{Job{"team-a", "train-b", "training"}, 60, true},
+		{Job{"team-a", "multi", "training"}, 20, true},
+		{Job{"team-a", "multi", "notebook"}, 0, false}, // multi-1-h5vcz is no StatefulSet's
+		{Job{"team-a", "serve", "inference"}, 70, true},
+		{Job{"team-a", "serve", "Deployment"}, 70, true},
+		{Job{"team-a", "serve", "training"}, 0, false},
+		{Job{"team-a", "quiet", "notebook"}, 1, true},
+		{Job{"team-a", "quiet", "StatefulSet"}, 1, true},
+		{Job{"team-a", "quiet-0", "Pod"}, 1, true},
+		{Job{"team-a", "quiet", "training"}, 0, false},
+		{Job{"team-a", "young", "notebook"}, 0, false},
+		{Job{"team-a", "gone", "notebook"}, 0, false},
+		{Job{"team-b", "train", "training"}, 0, true},
+		{Job{"team-a", "odd", "notebook"}, 0, false},
+		{Job{"team-a", "odd-", "Pod"}, 0, true},
+		{Job{"team-a", "nosuch", "training"}, 0, false},
+		{Job{"team-a", "trai", "training"}, 0, false},
 	} {
-		peak, ok := of(c.ns, c.job)
-		assert.Equal(t, c.ok, ok, "%s/%s has samples at both ends", c.ns, c.job)
+		peak, ok := of(c.job)
+		assert.Equal(t, c.ok, ok, "%s (%s) has samples at both ends", c.job, c.job.Kind)
 		if c.ok {
-			assert.Equal(t, c.peak, peak, "%s/%s peak", c.ns, c.job)
+			assert.Equal(t, c.peak, peak, "%s (%s) peak", c.job, c.job.Kind)
 		}
 	}
 
@@ -82,7 +96,7 @@ func TestIdlePeaksFoldPodsIntoTheirJobs(t *testing.T) {
 	of, err = short.IdlePeaks(context.Background(), time.Minute, at)
 	require.NoError(t, err)
 	assert.NotContains(t, (*asked)[0], "offset")
-	peak, ok := of("team-a", "young")
+	peak, ok := of(Job{"team-a", "young", "notebook"})
 	assert.True(t, ok)
 	assert.Equal(t, 2.0, peak)
 }

@@ -72,7 +72,7 @@ type Teams interface {
 type Metrics interface {
 	// IdlePeak is the highest utilization of a job's GPUs over the window
 	// before at; ok is false without samples covering the window.
-	IdlePeak(ctx context.Context, namespace, job string, window time.Duration, at time.Time) (float64, bool, error)
+	IdlePeak(ctx context.Context, j gpu.Job, window time.Duration, at time.Time) (float64, bool, error)
 	// IdlePeaks answers IdlePeak for every job at once, over one window
 	// before at: a pass asks it once per policy window, not once per job.
 	IdlePeaks(ctx context.Context, window time.Duration, at time.Time) (gpu.PeakOf, error)
@@ -238,8 +238,13 @@ func (p *passPeaks) peak(ctx context.Context, l store.Launch, window time.Durati
 	if r.err != nil {
 		return 0, false, r.err
 	}
-	peak, ok := r.of(l.Namespace, l.Name)
+	peak, ok := r.of(gpuJob(l))
 	return peak, ok, nil
+}
+
+// gpuJob is the launch's job as its GPUs' series name it (by its pods).
+func gpuJob(l store.Launch) gpu.Job {
+	return gpu.Job{Namespace: l.Namespace, Name: l.Name, Kind: l.Kind}
 }
 
 // running is a job's pods that hold GPUs, with what they hold.
@@ -497,7 +502,7 @@ func (r *Reclaimer) follow(ctx context.Context, l store.Launch, p Policy, ep sto
 		}
 	}
 	window := max(now.Sub(since), time.Second)
-	peak, ok, err := r.Metrics.IdlePeak(ctx, l.Namespace, l.Name, window, now)
+	peak, ok, err := r.Metrics.IdlePeak(ctx, gpuJob(l), window, now)
 	if err != nil {
 		return err
 	}

@@ -107,12 +107,12 @@ func (c *cluster) ScaleDeployment(_ context.Context, _, name string, replicas in
 // quiet GPUs: every job at 1 %.
 type quiet struct{}
 
-func (quiet) IdlePeak(context.Context, string, string, time.Duration, time.Time) (float64, bool, error) {
+func (quiet) IdlePeak(context.Context, gpu.Job, time.Duration, time.Time) (float64, bool, error) {
 	return 1, true, nil
 }
 
 func (quiet) IdlePeaks(context.Context, time.Duration, time.Time) (gpu.PeakOf, error) {
-	return func(string, string) (float64, bool) { return 1, true }, nil
+	return func(gpu.Job) (float64, bool) { return 1, true }, nil
 }
 
 type templates struct{}

@@ -27,14 +27,14 @@ type heldPrometheus struct {
 	gate chan struct{}
 }
 
-func (p *heldPrometheus) JobUsage(ctx context.Context, ns, job string, start, end time.Time) (gpu.Usage, error) {
+func (p *heldPrometheus) JobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error) {
 	<-p.gate
-	return p.countingPrometheus.JobUsage(ctx, ns, job, start, end)
+	return p.countingPrometheus.JobUsage(ctx, j, start, end)
 }
 
-func (p *heldPrometheus) MeasuredUse(ctx context.Context, ns, job string, start, end time.Time) (gpu.Measured, error) {
+func (p *heldPrometheus) MeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error) {
 	<-p.gate
-	return p.countingPrometheus.MeasuredUse(ctx, ns, job, start, end)
+	return p.countingPrometheus.MeasuredUse(ctx, j, start, end)
 }
 
 // TestJobPageWaitsForPrometheusOnlySoLong: while Prometheus does not

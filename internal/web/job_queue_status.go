@@ -149,19 +149,19 @@ func (h *handler) jobQueueWithin(ctx context.Context, rec store.Launch, logs que
 // are read (sharedGPUMetrics).
 type recentGPUMetrics interface {
 	GPUMetrics
-	RecentJobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error)
-	RecentMeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error)
+	RecentJobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error)
+	RecentMeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error)
 }
 
 // recentReads is a page's GPU reads: the run's recent figures.
 type recentReads struct{ recentGPUMetrics }
 
-func (r recentReads) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error) {
-	return r.RecentJobUsage(ctx, namespace, job, start, end)
+func (r recentReads) JobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error) {
+	return r.RecentJobUsage(ctx, j, start, end)
 }
 
-func (r recentReads) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error) {
-	return r.RecentMeasuredUse(ctx, namespace, job, start, end)
+func (r recentReads) MeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error) {
+	return r.RecentMeasuredUse(ctx, j, start, end)
 }
 
 // ongoingRow is the cost so far of the job's admitted run, with its
@@ -184,7 +184,7 @@ func (h *handler) ongoingRow(ctx, gctx context.Context, gm GPUMetrics, rec store
 		row.CostUSD, row.USDPerHour = pr.of(r)
 		through = time.Time{}
 		if gm != nil && r.GPUs > 0 {
-			m, err := gm.MeasuredUse(gctx, rec.Namespace, rec.Name, r.Admitted, now)
+			m, err := gm.MeasuredUse(gctx, gpuJob(rec), r.Admitted, now)
 			switch {
 			case err == nil:
 				cost.SetMeasured(&row, m)
@@ -201,6 +201,11 @@ func (h *handler) ongoingRow(ctx, gctx context.Context, gm GPUMetrics, rec store
 	return out, through, pending, nil
 }
 
+// gpuJob is the launched (or outside) job whose GPUs a page shows.
+func gpuJob(rec store.Launch) gpu.Job {
+	return gpu.Job{Namespace: rec.Namespace, Name: rec.Name, Kind: rec.Kind}
+}
+
 // stillLoading tells a Prometheus read that outlasted the page's wait
 // gctx (its figures come with the next view) from one that failed.
 func stillLoading(ctx, gctx context.Context, err error) bool {
@@ -212,7 +217,7 @@ func stillLoading(ctx, gctx context.Context, err error) bool {
 // while Prometheus is away (a page without GPU figures beats no page) or,
 // with pending, has not answered within gctx.
 func (h *handler) jobGPUUse(ctx, gctx context.Context, gm GPUMetrics, rec store.Launch, st queue.JobStatus, now time.Time) (use *gpu.Usage, pending bool) {
-	u, err := gm.JobUsage(gctx, rec.Namespace, rec.Name, st.AdmittedAt, figuresEnd(st, now))
+	u, err := gm.JobUsage(gctx, gpuJob(rec), st.AdmittedAt, figuresEnd(st, now))
 	if stillLoading(ctx, gctx, err) {
 		return nil, true
 	}

@@ -311,12 +311,12 @@ func (g *sharedGPUMetrics) NodeUtilization(ctx context.Context, at time.Time) (m
 	})
 }
 
-func (g *sharedGPUMetrics) JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error) {
-	return g.jobUsage(ctx, namespace, job, start, end, g.usage.get)
+func (g *sharedGPUMetrics) JobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error) {
+	return g.jobUsage(ctx, j, start, end, g.usage.get)
 }
 
-func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error) {
-	return g.measuredUse(ctx, namespace, job, start, end, g.measured.get)
+func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error) {
+	return g.measuredUse(ctx, j, start, end, g.measured.get)
 }
 
 // RecentJobUsage is JobUsage for a page that shows how old its figures
@@ -327,35 +327,36 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, namespace, job strin
 // to its whole wait, 25 ms, whenever its figures had gone past their
 // grace: the job page's p99 in the load runs, where each running job is
 // viewed every 20 s or so.)
-func (g *sharedGPUMetrics) RecentJobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error) {
-	return g.jobUsage(ctx, namespace, job, start, end, g.usage.getOrLast)
+func (g *sharedGPUMetrics) RecentJobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error) {
+	return g.jobUsage(ctx, j, start, end, g.usage.getOrLast)
 }
 
 // RecentMeasuredUse is MeasuredUse as RecentJobUsage answers (the
 // measured range's end is gpu.Measured.Through).
-func (g *sharedGPUMetrics) RecentMeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error) {
-	return g.measuredUse(ctx, namespace, job, start, end, g.measured.getOrLast)
+func (g *sharedGPUMetrics) RecentMeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error) {
+	return g.measuredUse(ctx, j, start, end, g.measured.getOrLast)
 }
 
 // figuresGetter is sharedFigures' get or getOrLast.
 type figuresGetter[V any] func(ctx context.Context, family, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error)
 
-// runFamily names a run's figures: the job and its admission.
-func runFamily(namespace, job string, start time.Time) string {
-	return fmt.Sprintf("%s/%s|%s", namespace, job, start.UTC().Format(time.RFC3339Nano))
+// runFamily names a run's figures: the job (its kind names its pods) and
+// its admission.
+func runFamily(j gpu.Job, start time.Time) string {
+	return fmt.Sprintf("%s/%s|%s|%s", j.Namespace, j.Name, j.Kind, start.UTC().Format(time.RFC3339Nano))
 }
 
-func (g *sharedGPUMetrics) jobUsage(ctx context.Context, namespace, job string, start, end time.Time, get figuresGetter[gpu.Usage]) (gpu.Usage, error) {
-	family := runFamily(namespace, job, start)
+func (g *sharedGPUMetrics) jobUsage(ctx context.Context, j gpu.Job, start, end time.Time, get figuresGetter[gpu.Usage]) (gpu.Usage, error) {
+	family := runFamily(j, start)
 	return get(ctx, family, family+"|"+endKey(end), scrapeInterval, func(ctx context.Context) (gpu.Usage, error) {
-		return g.next.JobUsage(ctx, namespace, job, start, end)
+		return g.next.JobUsage(ctx, j, start, end)
 	})
 }
 
-func (g *sharedGPUMetrics) measuredUse(ctx context.Context, namespace, job string, start, end time.Time, get figuresGetter[gpu.Measured]) (gpu.Measured, error) {
-	family := runFamily(namespace, job, start)
+func (g *sharedGPUMetrics) measuredUse(ctx context.Context, j gpu.Job, start, end time.Time, get figuresGetter[gpu.Measured]) (gpu.Measured, error) {
+	family := runFamily(j, start)
 	return get(ctx, family, family+"|"+endKey(end), scrapeInterval, func(ctx context.Context) (gpu.Measured, error) {
-		return g.next.MeasuredUse(ctx, namespace, job, start, end)
+		return g.next.MeasuredUse(ctx, j, start, end)
 	})
 }
 

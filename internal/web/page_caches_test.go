@@ -38,13 +38,13 @@ func (p *countingPrometheus) NodeUtilization(context.Context, time.Time) (map[st
 	return map[string]float64{"gpu-0000": 50}, nil
 }
 
-func (p *countingPrometheus) JobUsage(_ context.Context, _, _ string, _, end time.Time) (gpu.Usage, error) {
+func (p *countingPrometheus) JobUsage(_ context.Context, _ gpu.Job, _, end time.Time) (gpu.Usage, error) {
 	p.usage.Add(1)
 	time.Sleep(fakeQueryTime)
 	return gpu.Usage{HasData: true, Utilization: 42, At: end}, nil
 }
 
-func (p *countingPrometheus) MeasuredUse(_ context.Context, _, _ string, start, end time.Time) (gpu.Measured, error) {
+func (p *countingPrometheus) MeasuredUse(_ context.Context, _ gpu.Job, start, end time.Time) (gpu.Measured, error) {
 	p.measured.Add(1)
 	time.Sleep(fakeQueryTime)
 	return gpu.Measured{Measured: end.Sub(start), Useful: end.Sub(start) / 2, Through: end}, nil

@@ -65,9 +65,9 @@ type CostStore interface {
 
 // GPUMetrics reads DCGM metrics from Prometheus.
 type GPUMetrics interface {
-	JobUsage(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Usage, error)
+	JobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error)
 	NodeUtilization(ctx context.Context, at time.Time) (map[string]float64, error)
-	MeasuredUse(ctx context.Context, namespace, job string, start, end time.Time) (gpu.Measured, error)
+	MeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error)
 }
 
 // PoolReader reads node pools (ResourceFlavors) and their nodes from caches.
