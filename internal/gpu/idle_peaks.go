@@ -117,8 +117,8 @@ func jobPeaksOf(vec model.Vector, needThen bool) map[jobKey]jobPeak {
 				continue
 			}
 			prefix, rest := pod[:i], pod[i:]
-			for names := range podNames(len(suffixes)) {
-				if names != barePod && names != cutPods && suffixMatch[names].MatchString(rest) {
+			for _, names := range afterTheName {
+				if suffixMatch[names].MatchString(rest) {
 					add(jobKey{ns, prefix, names})
 				}
 			}

@@ -59,6 +59,10 @@ var suffixes = [...]string{
 	cutPods:         `.+`,
 }
 
+// afterTheName are the namings whose suffix follows the job's whole name
+// with a dash (barePod has none; cutPods follows a cut name).
+var afterTheName = [...]podNames{anyPods, jobPods, statefulSetPods, replicaSetPods}
+
 var suffixMatch = func() (out [len(suffixes)]*regexp.Regexp) {
 	for i, s := range suffixes {
 		out[i] = regexp.MustCompile(`^(?:` + s + `)$`)
