@@ -93,13 +93,16 @@ func (c *NodeCache) FlavorCapacity(rf *kueue.ResourceFlavor) (corev1.ResourceLis
 	return p.capacity.DeepCopy(), nil
 }
 
-// FlavorNodes returns the names of the nodes a ResourceFlavor selects, sorted.
+// FlavorNodes returns the names of the nodes a ResourceFlavor selects,
+// sorted. The slice is the cache's own, like every object the caches
+// return: it must not be modified. (A copy for each view of the cluster
+// page was a third of what the page allocated at 1,000 nodes.)
 func (c *NodeCache) FlavorNodes(rf *kueue.ResourceFlavor) ([]string, error) {
 	p, err := c.pool(rf)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(p.nodes), nil
+	return p.nodes, nil
 }
 
 // pool is rf's nodes and their summed allocatable, from the last node

@@ -117,6 +117,7 @@ func (r Reader) JobList(f JobFilter, page, perPage int) (JobPage, error) {
 			return JobPage{}, err
 		}
 	}
+	p.Statuses = make([]Status, 0, len(refs))
 	for _, ref := range refs {
 		if ref.Outside {
 			if st, ok := outsideStatusOf(r.Jobs, teamOf[ref.Namespace], ref); ok {

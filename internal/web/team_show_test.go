@@ -130,10 +130,7 @@ func BenchmarkJobListPage10k(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		p := views.JobListProps{Total: jp.Total, Page: jp.Page, Pages: jp.Pages}
-		for _, s := range jp.Statuses {
-			p.Jobs = append(p.Jobs, views.JobRow{Team: s.Team, Name: s.Name, Kind: string(s.Kind), Owner: s.Owner, Phase: string(s.Phase), Pool: s.Pool, URL: jobURL(s.Team, s.Name)})
-		}
+		p := views.JobListProps{Total: jp.Total, Page: jp.Page, Pages: jp.Pages, Jobs: jobRows(jp.Statuses)}
 		return views.JobListPage(views.Nav{}, p).Render(context.Background(), io.Discard)
 	})
 }
