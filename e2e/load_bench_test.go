@@ -239,7 +239,7 @@ func BenchmarkLoad(b *testing.B) {
 					suffix += fmt.Sprintf("-nice%d", m.nice)
 				}
 				gc0 := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count")
-				shown0, earlier0, pending0 := gpuPanels(b, portal.URL+"/metrics")
+				panels0 := gpuPanels(b, portal.URL+"/metrics")
 				pool0 := dbPool(b, portal.URL+"/metrics")
 				// The portal's CPU profile and the API server's, each in
 				// back-to-back windows through the whole load: what each did
@@ -273,12 +273,12 @@ func BenchmarkLoad(b *testing.B) {
 				trace()
 				gcs := metricValue(b, portal.URL+"/metrics", "go_gc_duration_seconds_count") - gc0
 				// Running jobs' panels whose GPU figures were of a moment ago
-				// (newer ones read meanwhile) or Prometheus had not answered
-				// within the page's wait (shown on the next refresh).
-				shown1, earlier1, pending1 := gpuPanels(b, portal.URL+"/metrics")
+				// (newer ones read meanwhile), came without their chart, or
+				// Prometheus had not answered within the page's wait (each
+				// shown on the next refresh).
 				counters := ""
-				if shown, earlier, pending := shown1-shown0, earlier1-earlier0, pending1-pending0; shown+earlier+pending > 0 {
-					counters = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_pending=%.0f", shown+earlier+pending, earlier, pending)
+				if p := gpuPanels(b, portal.URL+"/metrics").minus(panels0); p.total() > 0 {
+					counters = fmt.Sprintf(" gpu_panels=%.0f gpu_earlier=%.0f gpu_chart_pending=%.0f gpu_pending=%.0f", p.total(), p.earlier, p.chartPending, p.pending)
 				}
 				// Connections to PostgreSQL the portal opened in the phase,
 				// statements it prepared on them, and views that waited for
@@ -1370,12 +1370,22 @@ func dbPool(b *testing.B, u string) poolFigures {
 	}
 }
 
-// gpuPanels counts the job panels that showed a running job's GPU figures,
-// those that showed its figures of a moment ago, and those that showed them
-// as on their way (web's jobGPU counter).
-func gpuPanels(b *testing.B, u string) (shown, earlier, pending float64) {
-	shown, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="shown"}`)
-	earlier, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="earlier"}`)
-	pending, _ = metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="pending"}`)
-	return shown, earlier, pending
+// panelCounts are the job panels that showed a running job's GPU
+// figures, those that showed its figures of a moment ago, those that
+// showed them without their chart, and those that showed them as on their
+// way (web's jobGPU counter).
+type panelCounts struct{ shown, earlier, chartPending, pending float64 }
+
+func (p panelCounts) total() float64 { return p.shown + p.earlier + p.chartPending + p.pending }
+
+func (p panelCounts) minus(q panelCounts) panelCounts {
+	return panelCounts{p.shown - q.shown, p.earlier - q.earlier, p.chartPending - q.chartPending, p.pending - q.pending}
+}
+
+func gpuPanels(b *testing.B, u string) panelCounts {
+	count := func(outcome string) float64 {
+		v, _ := metricSample(b, u, `gantry_job_page_gpu_figures_total{outcome="`+outcome+`"}`)
+		return v
+	}
+	return panelCounts{shown: count("shown"), earlier: count("earlier"), chartPending: count("chart_pending"), pending: count("pending")}
 }

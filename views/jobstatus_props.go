@@ -97,6 +97,9 @@ type GPUView struct {
 	Utilization, Memory, Power string
 	Idle                       bool
 	Chart                      LineChart
+	// ChartPending says the figures came but the utilization chart had
+	// not within the page's wait; the panel's next refresh shows it.
+	ChartPending bool
 	// AsOf is when the figures were measured, set when that is more than
 	// a scrape interval ago (newer ones are on their way).
 	AsOf string

@@ -84,6 +84,9 @@ type Usage struct {
 	Idle bool
 	// At is the instant the figures are of: the end of the range asked.
 	At time.Time
+	// SeriesPending is set when the figures came without their series,
+	// which had not come yet when the reader stopped waiting.
+	SeriesPending bool
 }
 
 // IdleUnder says whether the job is idle now under threshold (percent).
@@ -133,22 +136,9 @@ func (m *Metrics) JobUsage(ctx context.Context, j Job, start, end time.Time) (Us
 		}
 		return nil
 	})
-	g.Go(func() error {
-		step := max(end.Sub(start)/120, 5*time.Second)
-		val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, j)+")",
-			promv1.Range{Start: start, End: end, Step: step})
-		if err != nil {
-			return fmt.Errorf("query GPU utilization of %s: %w", j, err)
-		}
-		if mat, ok := val.(model.Matrix); ok && len(mat) > 0 && len(mat[0].Values) > 0 {
-			// Sized to the points: pages keep the series for a scrape
-			// interval, one per running job viewed.
-			u.Series = make([]Sample, 0, len(mat[0].Values))
-			for _, p := range mat[0].Values {
-				u.Series = append(u.Series, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
-			}
-		}
-		return nil
+	g.Go(func() (err error) {
+		u.Series, err = m.JobSeries(ctx, j, start, end)
+		return err
 	})
 	if err := g.Wait(); err != nil {
 		return Usage{}, err
@@ -160,6 +150,32 @@ func (m *Metrics) JobUsage(ctx context.Context, j Job, start, end time.Time) (Us
 		u.Idle = u.IdleUnder(IdleThreshold)
 	}
 	return u, nil
+}
+
+// JobSeries is the mean utilization of the job's GPUs from start to end,
+// in up to 120 points (JobUsage's series): a running job's page reads its
+// current figures from Current and only this of the job itself.
+func (m *Metrics) JobSeries(ctx context.Context, j Job, start, end time.Time) ([]Sample, error) {
+	if !end.After(start) {
+		return nil, nil
+	}
+	step := max(end.Sub(start)/120, 5*time.Second)
+	val, _, _, err := m.api.QueryRange(ctx, "avg("+selector(MetricUtil, j)+")",
+		promv1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return nil, fmt.Errorf("query GPU utilization of %s: %w", j, err)
+	}
+	mat, ok := val.(model.Matrix)
+	if !ok || len(mat) == 0 || len(mat[0].Values) == 0 {
+		return nil, nil
+	}
+	// Sized to the points: pages keep the series for a scrape interval,
+	// one per running job viewed.
+	out := make([]Sample, 0, len(mat[0].Values))
+	for _, p := range mat[0].Values {
+		out = append(out, Sample{At: p.Timestamp.Time(), Value: float64(p.Value)})
+	}
+	return out, nil
 }
 
 // figure is one instant figure of a combined query: its name and PromQL.

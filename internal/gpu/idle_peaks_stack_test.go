@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 
 const h100 = "h100-sxm-ib-training"
 
-// TestIdlePeaksAnswersAsIdlePeakForEveryJob runs three GPU jobs on the
+// TestIdlePeaksAndCurrentFiguresAnswerAsEachJobsQueries runs three GPU jobs on the
 // stack's simulated H100 nodes, one forced to 0 %, one to 3 % and one
 // busy whose name extends the second's, and reads their peaks from the
 // stack's Prometheus both ways: the idle reclaim's one query for every job
@@ -25,8 +26,10 @@ const h100 = "h100-sxm-ib-training"
 // over windows within the idle-now edge, past it, and longer than the jobs
 // have run. The 3 % job is idle: the busy job's pods, named after it
 // (train-b-xxxxx), are not its pods (train-xxxxx), as they were while a
-// job's pods were any named <job>-<anything>.
-func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
+// job's pods were any named <job>-<anything>. The job pages' read of every
+// pod's current figures at once (CurrentFigures) must likewise answer each
+// job's own figures query (JobUsage).
+func TestIdlePeaksAndCurrentFiguresAnswerAsEachJobsQueries(t *testing.T) {
 	env := stacktest.Stack(t)
 	ctx := t.Context()
 	team := env.Team(t, stacktest.TeamSpec{Quotas: map[string]corev1.ResourceList{
@@ -75,6 +78,30 @@ func TestIdlePeaksAnswersAsIdlePeakForEveryJob(t *testing.T) {
 		}
 		_, ok := of(gpu.Job{Namespace: "elsewhere", Name: "idle", Kind: "training"})
 		assert.False(t, ok, "another namespace's job of the same name")
+	}
+
+	// Every pod's current figures, read at once, answer for each job what
+	// the job's own figures query answers (without its series): for a run
+	// long enough to have a recent peak and for one that is not.
+	cur, err := m.CurrentFigures(ctx, at)
+	require.NoError(t, err)
+	for _, ran := range []time.Duration{time.Hour, edge / 2} {
+		for _, name := range []string{"idle", "train", "train-b", "trai", "nosuch"} {
+			for _, kind := range []string{"training", "Job", "JobSet", "notebook", "Pod"} {
+				job := gpu.Job{Namespace: ns, Name: name, Kind: kind}
+				want, err := m.JobUsage(ctx, job, at.Add(-ran), at)
+				require.NoError(t, err)
+				got := cur.Job(job, at.Add(-ran))
+				what := fmt.Sprintf("%s (%s) run for %s", job, kind, ran)
+				assert.Equal(t, want.HasData, got.HasData, "%s: has data", what)
+				assert.InDelta(t, want.Utilization, got.Utilization, 1e-9, "%s: utilization", what)
+				assert.InDelta(t, want.MemoryMiB, got.MemoryMiB, 1e-6, "%s: memory", what)
+				assert.InDelta(t, want.PowerWatts, got.PowerWatts, 1e-6, "%s: power", what)
+				assert.Equal(t, want.HasRecent, got.HasRecent, "%s: recent peak", what)
+				assert.Equal(t, want.RecentPeak, got.RecentPeak, "%s: recent peak", what)
+				assert.Equal(t, want.Idle, got.Idle, "%s: idle", what)
+			}
+		}
 	}
 
 	// And the answers are the jobs': idle at 0 %, train at its own 3 %, not

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,29 +39,42 @@ func (p *heldPrometheus) MeasuredUse(ctx context.Context, j gpu.Job, start, end 
 	return p.countingPrometheus.MeasuredUse(ctx, j, start, end)
 }
 
+// gpuWaitHandler serves job pages over the simulated load cluster with
+// prom as Prometheus, each page waiting up to wait for it.
+func gpuWaitHandler(prom GPUMetrics, wait time.Duration) *handler {
+	lc := newLoadCluster()
+	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
+		Costs: lc, Pools: lc, GPU: prom, GPUWait: wait}, nil)
+	return &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
+		ledgerFigures: newLedgerFiguresCache()}
+}
+
+// runningLoadJob is the launch of the load cluster's training job i (the
+// last ones are running).
+func runningLoadJob(i int) store.Launch {
+	team := loadTeams[i%len(loadTeams)]
+	return store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
+}
+
+// renderPanel is the job's status panel as the page shows it.
+func renderPanel(t *testing.T, q jobQueue) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), &b))
+	return b.String()
+}
+
 // TestJobPageWaitsForPrometheusOnlySoLong: while Prometheus does not
 // answer, a running job's page comes within its wait and says its GPU
 // figures are on their way (useful and idle hours "measuring…", nothing
 // called unmeasured); the next view shows the figures the held queries
 // brought, without asking again. The JSON API's read waits for them.
 func TestJobPageWaitsForPrometheusOnlySoLong(t *testing.T) {
-	lc := newLoadCluster()
 	prom := &heldPrometheus{gate: make(chan struct{})}
 	const wait = 20 * time.Millisecond
-	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
-		Costs: lc, Pools: lc, GPU: prom, GPUWait: wait}, nil)
-	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
-		ledgerFigures: newLedgerFiguresCache()}
-	running := func(i int) store.Launch {
-		team := loadTeams[i%len(loadTeams)]
-		return store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
-	}
-	rec := running(loadJobs - 1)
-	panel := func(q jobQueue) string {
-		var b bytes.Buffer
-		require.NoError(t, views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), &b))
-		return b.String()
-	}
+	h := gpuWaitHandler(prom, wait)
+	rec := runningLoadJob(loadJobs - 1)
+	panel := func(q jobQueue) string { return renderPanel(t, q) }
 
 	start := time.Now()
 	q, err := h.jobQueueWithin(context.Background(), rec, nil, wait)
@@ -91,7 +106,7 @@ func TestJobPageWaitsForPrometheusOnlySoLong(t *testing.T) {
 
 	// The JSON API waits as long as Prometheus takes.
 	prom.gate = make(chan struct{})
-	slow := running(loadJobs - 2)
+	slow := runningLoadJob(loadJobs - 2)
 	go func() {
 		time.Sleep(5 * wait)
 		close(prom.gate)
@@ -125,25 +140,15 @@ func (s *sharedFigures[V]) age(d time.Duration, older func(V) V) {
 // since then are not called unmeasured. The next view shows the new
 // figures; the JSON API's read waits for fresh ones.
 func TestJobPageShowsARunsRecentFiguresAtOnce(t *testing.T) {
-	lc := newLoadCluster()
 	prom := &heldPrometheus{gate: make(chan struct{})}
 	close(prom.gate)
 	// Long enough for the fake's 20 ms queries on busy cores; a view that
 	// waited for the held Prometheus would take all of it.
 	const wait = 500 * time.Millisecond
-	status := withSharedFigures(&StatusDeps{Reader: queue.StatusReader{Queues: lc, Workloads: lc.benchCluster}, Jobs: lc.benchCluster,
-		Costs: lc, Pools: lc, GPU: prom, GPUWait: wait}, nil)
-	shared := status.GPU.(*sharedGPUMetrics)
-	h := &handler{Deps: Deps{Now: time.Now, Log: slog.New(slog.DiscardHandler), Jobs: launch.Reader{Jobs: lc.benchCluster}, Status: status},
-		ledgerFigures: newLedgerFiguresCache()}
-	const i = loadJobs - 10 // running for 9 minutes
-	team := loadTeams[i%len(loadTeams)]
-	rec := store.Launch{Team: team, Name: fmt.Sprintf("train-%05d", i), Namespace: naming.Namespace(team), Kind: string(catalog.KindTraining)}
-	panel := func(q jobQueue) string {
-		var b bytes.Buffer
-		require.NoError(t, views.JobStatusFragment(jobQueueProps(q)).Render(context.Background(), &b))
-		return b.String()
-	}
+	h := gpuWaitHandler(prom, wait)
+	shared := h.Status.GPU.(*sharedGPUMetrics)
+	rec := runningLoadJob(loadJobs - 10) // running for 9 minutes
+	panel := func(q jobQueue) string { return renderPanel(t, q) }
 
 	q, err := h.jobQueueWithin(context.Background(), rec, nil, wait)
 	require.NoError(t, err)
@@ -199,4 +204,78 @@ func TestJobPageShowsARunsRecentFiguresAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, q.GPU)
 	assert.Less(t, time.Since(q.GPU.At), scrapeInterval, "the API's read waited for fresh figures")
+}
+
+// podsPrometheus is a Prometheus that also answers every pod's current
+// figures at once (gpu.Metrics.CurrentFigures: each running load job's
+// one pod at 61 %) and a job's chart alone, which it holds until
+// seriesGate is opened.
+type podsPrometheus struct {
+	heldPrometheus
+	seriesGate     chan struct{}
+	current, chart atomic.Int64
+}
+
+func (p *podsPrometheus) CurrentFigures(_ context.Context, at time.Time) (*gpu.Current, error) {
+	p.current.Add(1)
+	time.Sleep(fakeQueryTime)
+	var vec model.Vector
+	for i := loadJobs - 20; i < loadJobs; i++ {
+		team := loadTeams[i%len(loadTeams)]
+		pod := fmt.Sprintf("train-%05d-b9zq4", i)
+		for fig, v := range map[string]float64{"util": 61, "util_n": 1, "mem": 4096, "mem_n": 1, "power": 300, "power_n": 1, "peak": 70} {
+			vec = append(vec, &model.Sample{Metric: model.Metric{"namespace": model.LabelValue(naming.Namespace(team)),
+				"pod": model.LabelValue(pod), "gantry_figure": model.LabelValue(fig)}, Value: model.SampleValue(v)})
+		}
+	}
+	return gpu.NewCurrent(vec, at, 2*time.Minute), nil
+}
+
+func (p *podsPrometheus) JobSeries(_ context.Context, _ gpu.Job, _, end time.Time) ([]gpu.Sample, error) {
+	<-p.seriesGate
+	p.chart.Add(1)
+	return []gpu.Sample{{At: end.Add(-time.Minute), Value: 55}, {At: end, Value: 61}}, nil
+}
+
+// TestJobPageShowsCurrentFiguresWithoutWaitingForTheChart: running jobs'
+// pages read their current figures from every pod's, asked of Prometheus
+// once however many jobs are viewed, and only their charts one by one;
+// while Prometheus holds a chart, the page comes within its wait with the
+// job's figures (utilization, memory, power) and says the chart is on its
+// way, and the next view shows it. No job's own figures query is sent.
+func TestJobPageShowsCurrentFiguresWithoutWaitingForTheChart(t *testing.T) {
+	prom := &podsPrometheus{heldPrometheus: heldPrometheus{gate: make(chan struct{})}, seriesGate: make(chan struct{})}
+	close(prom.gate) // the measured use answers
+	// Long enough for the fake's 20 ms queries on busy cores.
+	const wait = 500 * time.Millisecond
+	h := gpuWaitHandler(prom, wait)
+	panel := func(q jobQueue) string { return renderPanel(t, q) }
+
+	for i := loadJobs - 5; i < loadJobs; i++ {
+		start := time.Now()
+		q, err := h.jobQueueWithin(context.Background(), runningLoadJob(i), nil, wait)
+		require.NoError(t, err)
+		assert.Less(t, time.Since(start), 2*wait, "the page waited for the chart past its wait")
+		assert.False(t, q.GPUPending, "the figures are there")
+		require.NotNil(t, q.GPU)
+		html := panel(q)
+		assert.Contains(t, html, `data-testid="gpu-util">61`)
+		assert.Contains(t, html, `data-testid="gpu-mem">4.0 GiB`)
+		assert.Contains(t, html, `data-testid="gpu-chart-pending"`)
+		assert.NotContains(t, html, `data-testid="gpu-pending"`)
+		assert.NotContains(t, html, `data-testid="gpu-as-of"`, "figures just measured")
+	}
+	assert.Equal(t, int64(1), prom.current.Load(), "five jobs' pages, one query of every pod's figures")
+	assert.Zero(t, prom.usage.Load(), "no job's own figures query")
+
+	close(prom.seriesGate)
+	require.Eventually(t, func() bool { return prom.chart.Load() == 5 }, 5*time.Second, 10*time.Millisecond,
+		"the held charts' queries finish though no view waits for them")
+	q, err := h.jobQueueWithin(context.Background(), runningLoadJob(loadJobs-1), nil, wait)
+	require.NoError(t, err)
+	require.NotNil(t, q.GPU)
+	html := panel(q)
+	assert.NotContains(t, html, `data-testid="gpu-chart-pending"`)
+	assert.Contains(t, html, `id="gpu-chart"`, "the next view shows the chart")
+	assert.Equal(t, int64(5), prom.chart.Load(), "from the held query's answer")
 }

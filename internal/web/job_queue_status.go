@@ -282,7 +282,10 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 		p.GPU = &views.GPUView{Pending: true}
 	}
 	if u := q.GPU; u != nil {
-		g := &views.GPUView{HasData: u.HasData, Idle: u.Idle, Chart: lineChart(gpu.PercentChart(u.Series, gpu.IdleThreshold), "gpu-chart")}
+		g := &views.GPUView{HasData: u.HasData, Idle: u.Idle, ChartPending: u.SeriesPending}
+		if !u.SeriesPending {
+			g.Chart = lineChart(gpu.PercentChart(u.Series, gpu.IdleThreshold), "gpu-chart")
+		}
 		if u.HasData {
 			g.Utilization = pct(u.Utilization)
 			g.Memory = mib(u.MemoryMiB)

@@ -205,6 +205,8 @@ func (h *handler) jobPanel(c *gin.Context, rec store.Launch, st launch.Status) (
 			switch {
 			case g.Pending:
 				outcome = "pending"
+			case g.ChartPending:
+				outcome = "chart_pending"
 			case g.AsOf != "":
 				outcome = "earlier"
 			}

@@ -35,7 +35,7 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		}, []string{"method", "route"}),
 		jobGPU: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gantry_job_page_gpu_figures_total",
-			Help: "Job status panels with GPU figures, by outcome: shown, earlier (the run's figures of up to a minute ago while newer ones are read), or pending (Prometheus slower than --prometheus-wait).",
+			Help: "Job status panels with GPU figures, by outcome: shown, earlier (the run's figures of up to a minute ago while newer ones are read), chart_pending (the figures without the utilization chart, which Prometheus had not answered within --prometheus-wait), or pending (no figures within it).",
 		}, []string{"outcome"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobGPU} {

@@ -288,6 +288,17 @@ type sharedGPUMetrics struct {
 	nodes    sharedFigures[map[string]float64]
 	usage    sharedFigures[gpu.Usage]
 	measured sharedFigures[gpu.Measured]
+	// current is every GPU pod's figures now, series a running job's chart
+	// (currentGPUMetrics).
+	current sharedFigures[*gpu.Current]
+	series  sharedFigures[[]gpu.Sample]
+}
+
+// currentGPUMetrics read every running job's current figures at once and
+// a job's chart on its own (gpu.Metrics).
+type currentGPUMetrics interface {
+	CurrentFigures(ctx context.Context, at time.Time) (*gpu.Current, error)
+	JobSeries(ctx context.Context, j gpu.Job, start, end time.Time) ([]gpu.Sample, error)
 }
 
 func newSharedGPUMetrics(next GPUMetrics) *sharedGPUMetrics {
@@ -327,8 +338,44 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, j gpu.Job, start, en
 // to its whole wait, 25 ms, whenever its figures had gone past their
 // grace: the job page's p99 in the load runs, where each running job is
 // viewed every 20 s or so.)
+//
+// A running job's current figures come from every GPU pod's, read in one
+// query a scrape interval however many jobs are viewed (gpu.Current), and
+// only its chart from a query of its own: a chart that has not come within
+// ctx leaves the figures shown without it (gpu.Usage.SeriesPending).
 func (g *sharedGPUMetrics) RecentJobUsage(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Usage, error) {
-	return g.jobUsage(ctx, j, start, end, g.usage.getOrLast)
+	cm, ok := g.next.(currentGPUMetrics)
+	if !ok || endKey(end) != "now" {
+		return g.jobUsage(ctx, j, start, end, g.usage.getOrLast)
+	}
+	family := runFamily(j, start)
+	var (
+		wg        sync.WaitGroup
+		series    []gpu.Sample
+		seriesErr error
+	)
+	wg.Go(func() {
+		series, seriesErr = g.series.getOrLast(ctx, family, family+"|now", scrapeInterval, func(ctx context.Context) ([]gpu.Sample, error) {
+			return cm.JobSeries(ctx, j, start, end)
+		})
+	})
+	cur, err := g.current.getOrLast(ctx, "pods", "pods|now", scrapeInterval, func(ctx context.Context) (*gpu.Current, error) {
+		return cm.CurrentFigures(ctx, end)
+	})
+	wg.Wait()
+	if err != nil {
+		return gpu.Usage{}, err
+	}
+	u := cur.Job(j, start)
+	switch {
+	case seriesErr == nil:
+		u.Series = series
+	case ctx.Err() != nil:
+		u.SeriesPending = true
+	default:
+		return gpu.Usage{}, seriesErr
+	}
+	return u, nil
 }
 
 // RecentMeasuredUse is MeasuredUse as RecentJobUsage answers (the
