@@ -48,6 +48,16 @@ func TestJobCostFigures(t *testing.T) {
 			want: views.CostView{Price: "$4.00 per GPU-hour", AllocatedHours: "2.00", UsefulHours: "0.00",
 				Cost: "$8.00", IdleCost: "$0.00", UnmeasuredHours: "2.00", UnmeasuredCost: "$8.00"},
 		},
+		"a run seconds old before its first sample has no unmeasured line of zeros": {
+			ongoing: ptr.To(gpuRow("", 0.001, 4000)),
+			want: views.CostView{Price: "$4.00 per GPU-hour", AllocatedHours: "0.00", UsefulHours: "0.00",
+				Cost: "$0.00", IdleCost: "$0.00"},
+		},
+		"a minute before the first sample is unmeasured": {
+			ongoing: ptr.To(gpuRow("", 0.13, 520_000)),
+			want: views.CostView{Price: "$4.00 per GPU-hour", AllocatedHours: "0.13", UsefulHours: "0.00",
+				Cost: "$0.52", IdleCost: "$0.00", UnmeasuredHours: "0.13", UnmeasuredCost: "$0.52"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -322,8 +322,10 @@ func jobQueueProps(q jobQueue) views.JobStatusPanel {
 					cv.UsefulHours += " (measured to " + stamp(q.MeasuredThrough) + ")"
 				}
 			}
-			if unmeasured > unmeasuredEpsilon {
-				cv.UnmeasuredHours, cv.UnmeasuredCost = hours(unmeasured), usd(unmeasuredCost)
+			// Seconds without samples (a run younger than its first scrape)
+			// are under a hundredth of an hour and a cent: no line of zeros.
+			if h, c := hours(unmeasured), usd(unmeasuredCost); unmeasured > unmeasuredEpsilon && (h != hours(0) || c != usd(0)) {
+				cv.UnmeasuredHours, cv.UnmeasuredCost = h, c
 			}
 		}
 		if s.FailedCostUSD > 0 {
