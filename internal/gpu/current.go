@@ -154,9 +154,6 @@ func (c *Current) Job(j Job, start time.Time) Usage {
 	u.Utilization, u.HasData = mean(nowUtil)
 	u.MemoryMiB, _ = mean(nowMem)
 	u.PowerWatts, _ = mean(nowPower)
-	if c.At.Sub(start) >= c.idleNow && u.HasData {
-		u.RecentPeak, u.HasRecent = peak, hasPeak
-		u.Idle = u.IdleUnder(IdleThreshold)
-	}
+	u.setRecent(c.At.Sub(start), c.idleNow, peak, hasPeak)
 	return u
 }

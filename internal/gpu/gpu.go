@@ -145,11 +145,19 @@ func (m *Metrics) JobUsage(ctx context.Context, j Job, start, end time.Time) (Us
 	}
 	u.Utilization, u.HasData = now["util"]
 	u.MemoryMiB, u.PowerWatts = now["mem"], now["power"]
-	if peak, recent := now["peak"]; peakAsked && u.HasData {
-		u.RecentPeak, u.HasRecent = peak, recent
+	peak, recent := now["peak"]
+	u.setRecent(end.Sub(start), m.idleNow, peak, recent)
+	return u, nil
+}
+
+// setRecent gives a job's figures its recent peak (ok without samples in
+// the idle-now window is false) and whether it is idle now, for a run of
+// ran: only a run as long as the window, with figures, has either.
+func (u *Usage) setRecent(ran, idleNow time.Duration, peak float64, ok bool) {
+	if ran >= idleNow && u.HasData {
+		u.RecentPeak, u.HasRecent = peak, ok
 		u.Idle = u.IdleUnder(IdleThreshold)
 	}
-	return u, nil
 }
 
 // JobSeries is the mean utilization of the job's GPUs from start to end,
