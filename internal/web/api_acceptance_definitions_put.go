@@ -13,7 +13,7 @@ import (
 func (h *handler) apiAcceptanceDefinitionsPut(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var d acceptance.Definition
-	if err := c.ShouldBindJSON(&d); err != nil {
+	if err := bindJSON(c, &d); err != nil {
 		h.apiBadBody(c, err, "Send the definition as JSON: pool fields as in GET /api/v1/acceptance-definitions.")
 		return
 	}

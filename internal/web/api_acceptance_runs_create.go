@@ -19,7 +19,7 @@ type apiAcceptanceRunCreate struct {
 func (h *handler) apiAcceptanceRunsCreate(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var body apiAcceptanceRunCreate
-	if err := c.ShouldBindJSON(&body); err != nil || body.Pool == "" {
+	if err := bindJSON(c, &body); err != nil || body.Pool == "" {
 		h.apiBadBody(c, err, `Send {"pool": "<pool name>"}.`)
 		return
 	}

@@ -18,7 +18,7 @@ type apiAllowlistBody struct {
 // apiAllowlistUpdate replaces the image registry allowlist.
 func (h *handler) apiAllowlistUpdate(c *gin.Context) {
 	var body apiAllowlistBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"registries": ["registry.example.com", …]}.`)
 		return
 	}

@@ -30,7 +30,7 @@ func (h *handler) apiApprovalsDecide(c *gin.Context) {
 		return
 	}
 	var body apiDecisionBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"decision": "approve" or "reject", "comment"}.`)
 		return
 	}

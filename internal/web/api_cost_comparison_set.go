@@ -28,7 +28,7 @@ func (h *handler) apiCostComparisonSet(c *gin.Context) {
 	}
 	u, _ := auth.CurrentUser(c)
 	var body apiCostComparisonBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"month": "2026-11", "label": "<what it is>", "rentalUsdPerGpuHour": "6.50", "apiUsdPerMillionTokens": "3.00"}.`)
 		return
 	}

@@ -30,7 +30,7 @@ func (h *handler) apiEndpointKeysCreate(c *gin.Context) {
 		return
 	}
 	var body apiEndpointKeyBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"label", "expiresInDays"}.`)
 		return
 	}

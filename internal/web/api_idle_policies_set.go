@@ -26,7 +26,7 @@ type apiIdlePolicyBody struct {
 func (h *handler) apiIdlePoliciesSet(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var body apiIdlePolicyBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"team": "", "kind": "notebook", "thresholdPercent": 5, "windowSeconds": 3600, "graceSeconds": 900, "extensionSeconds": 7200}.`)
 		return
 	}

@@ -51,7 +51,7 @@ type apiJob struct {
 func (h *handler) apiJobCreate(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var req apiLaunchRequest
-	if err := c.ShouldBindJSON(&req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.fail(c, fmt.Errorf("launch request: %w", err))

@@ -18,7 +18,7 @@ func (h *handler) apiJobIdleExempt(c *gin.Context) {
 		return
 	}
 	var body apiIdleExemptBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"reason": "<why this job may sit idle>"}.`)
 		return
 	}

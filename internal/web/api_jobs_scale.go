@@ -18,7 +18,7 @@ func (h *handler) apiJobsScale(c *gin.Context) {
 		return
 	}
 	var body apiScaleBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"replicas": <a whole number within the endpoint's range>}.`)
 		return
 	}

@@ -29,7 +29,7 @@ func (h *handler) apiJobsShare(c *gin.Context) {
 		return
 	}
 	var body apiShareBody
-	if err := c.ShouldBindJSON(&body); err != nil || body.Shared == nil {
+	if err := bindJSON(c, &body); err != nil || body.Shared == nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"shared": true} or {"shared": false}.`)
 		return
 	}

@@ -24,7 +24,7 @@ func (h *handler) apiJobsVerdict(c *gin.Context) {
 		return
 	}
 	var body apiVerdictBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"verdict": "accepted" or "rejected", "note": "<optional>"}.`)
 		return
 	}

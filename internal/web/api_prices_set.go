@@ -21,7 +21,7 @@ type apiPriceBody struct {
 // apiPricesSet stores a price per GPU-hour from its effective date on.
 func (h *handler) apiPricesSet(c *gin.Context) {
 	var body apiPriceBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"flavor","resource","usdPerHour": "2.50","effectiveFrom": "YYYY-MM-DD"}.`)
 		return
 	}

@@ -30,7 +30,7 @@ type apiQuotaRequestBody struct {
 func (h *handler) apiQuotaRequestsCreate(c *gin.Context) {
 	u, _ := auth.CurrentUser(c)
 	var body apiQuotaRequestBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"flavor","resource","gpus","until","reason"}.`)
 		return
 	}

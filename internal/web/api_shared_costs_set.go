@@ -29,7 +29,7 @@ func (h *handler) apiSharedCostsSet(c *gin.Context) {
 	}
 	u, _ := auth.CurrentUser(c)
 	var body apiSharedCostBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"month": "2026-11", "pool": "<pool>", "networkUsd": "1200.00", "storageUsd": "...", "supportUsd": "...", "operationsUsd": "..."}.`)
 		return
 	}

@@ -22,7 +22,7 @@ func (h *handler) apiTeamWebhookPut(c *gin.Context) {
 		return
 	}
 	var req apiWebhookRequest
-	if err := c.ShouldBindJSON(&req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.fail(c, fmt.Errorf("webhook request: %w", err))

@@ -23,7 +23,7 @@ func (h *handler) apiTeamsAcceptanceRule(c *gin.Context) {
 		return
 	}
 	var body apiAcceptanceRuleBody
-	if err := c.ShouldBindJSON(&body); err != nil || body.AcceptSucceeded == nil {
+	if err := bindJSON(c, &body); err != nil || body.AcceptSucceeded == nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"acceptSucceeded": true or false}.`)
 		return
 	}

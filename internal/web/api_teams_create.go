@@ -34,7 +34,7 @@ func (b apiTeamBody) form(name string) teamadmin.Form {
 // apiTeamsCreate creates a team and its cluster objects.
 func (h *handler) apiTeamsCreate(c *gin.Context) {
 	var body apiTeamBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, apiTeamBodyHint)
 		return
 	}

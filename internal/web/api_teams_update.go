@@ -10,7 +10,7 @@ import (
 // ceilings and re-applies its cluster objects (its quota is kept).
 func (h *handler) apiTeamsUpdate(c *gin.Context) {
 	var body apiTeamBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, apiTeamBodyHint)
 		return
 	}

@@ -17,7 +17,7 @@ type apiTemplateDuplicateBody struct {
 // apiTemplatesDuplicate copies a version as the first draft of a new template.
 func (h *handler) apiTemplatesDuplicate(c *gin.Context) {
 	var body apiTemplateDuplicateBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"version", "newName"}.`)
 		return
 	}

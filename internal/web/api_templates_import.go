@@ -15,7 +15,7 @@ type apiTemplateImportBody struct {
 // apiTemplatesImport saves every template of the YAML as a draft version.
 func (h *handler) apiTemplatesImport(c *gin.Context) {
 	var body apiTemplateImportBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"yaml": "<one or more templates>"}.`)
 		return
 	}

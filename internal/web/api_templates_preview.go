@@ -20,7 +20,7 @@ type apiTemplatePreview struct {
 // lists its policy violations, without saving anything.
 func (h *handler) apiTemplatesPreview(c *gin.Context) {
 	var body apiTemplateImportBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"yaml": "<one template>"}.`)
 		return
 	}

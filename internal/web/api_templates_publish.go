@@ -15,7 +15,7 @@ type apiTemplatePublishBody struct {
 // unless policy finds violations, which are listed in words.
 func (h *handler) apiTemplatesPublish(c *gin.Context) {
 	var body apiTemplatePublishBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"version": <the draft's version>}.`)
 		return
 	}

@@ -35,7 +35,7 @@ func (h *handler) apiTokensCreate(c *gin.Context) {
 		return
 	}
 	var body apiTokenBody
-	if err := c.ShouldBindJSON(&body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		h.apiBadBody(c, err, `Send a JSON object: {"name","expiresInDays","readOnly"}.`)
 		return
 	}
