@@ -12,11 +12,12 @@ import (
 // lessExecutable is the container's memory limit (from limit) less the
 // executable's mapped size: the cgroup charges the binary's resident pages
 // beside what the runtime allocates, and GOMEMLIMIT bounds only the latter.
-// The portal's binary maps about 75 MiB (text, read-only data and the
-// pcln table), 60-62 MiB of it resident under load; at 10,000 workloads 90%
-// of a 200 MiB limit let the resident set reach 241 MiB, and 130 MiB kept
-// it at 188-190 (README, Performance). At most half the limit is set
-// aside; no limit stays no limit.
+// The portal's binary maps about 45 MiB (text, read-only data and the
+// pcln table), 40 MiB of it resident at 10,000 workloads (76 and 59-71
+// before the linker's dead code elimination was on, 48d28fc); with that
+// larger binary 90% of a 200 MiB limit let the resident set reach 241 MiB,
+// and 130 MiB kept it at 188-190 (README, Performance). At most half the
+// limit is set aside; no limit stays no limit.
 func lessExecutable(limit memlimit.Provider, mapped func() (uint64, error)) memlimit.Provider {
 	return func() (uint64, error) {
 		l, err := limit()
