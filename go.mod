@@ -27,7 +27,7 @@ require (
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0
 	gorm.io/driver/postgres v1.6.1
-	gorm.io/gorm v1.30.1 // not later: v1.30.2 on call MethodByName with a variable name (go-gorm/gorm#7622), which keeps every exported method in the portal (78 MB of code and tables against 46); see TestPortalBinaryKeepsDeadCodeElimination
+	gorm.io/gorm v1.30.1 // not later: v1.30.2 and later call MethodByName with a variable name (go-gorm/gorm#7622), which keeps every exported method in the portal (78 MB of code and tables against 46); see TestPortalBinaryKeepsDeadCodeElimination
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
