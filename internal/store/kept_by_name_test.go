@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,4 +159,103 @@ func TestKeptByNameKnowsWhatHasNoValueWhenComplete(t *testing.T) {
 	assert.False(t, known, "a value left out for room is read from the database")
 	_, ok = k.All(10, func(WorkloadName, string) {})
 	assert.False(t, ok, "every value is no longer at hand")
+}
+
+// fakeReads is a database's values as Refresh reads them: what each read
+// asked for, and a notice a read may deliver while it reads.
+type fakeReads struct {
+	mu     sync.Mutex
+	values map[WorkloadName]string
+	asked  [][]WorkloadName
+	// during is called inside the next read, once.
+	during func()
+	fail   error
+}
+
+func (f *fakeReads) set(n WorkloadName, v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.values[n] = v
+}
+
+func (f *fakeReads) read(_ context.Context, names []WorkloadName) (map[WorkloadName]string, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, slices.Clone(names))
+	out := map[WorkloadName]string{}
+	for _, n := range names {
+		if v, ok := f.values[n]; ok {
+			out[n] = v
+		}
+	}
+	during, fail := f.during, f.fail
+	f.during = nil
+	f.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	return out, fail
+}
+
+func (f *fakeReads) reads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.asked)
+}
+
+// A value a notice names is read again in the background, a burst of
+// notices in one read, and kept before any view asks for it; unless it was
+// announced again while it was read, when it is read once more. A failed
+// read leaves those values to their next views.
+func TestKeptByNameReadsWhatNoticesNameAgainBeforeItsNextView(t *testing.T) {
+	k, _, notice := keptByNameListening(t)
+	db := &fakeReads{values: map[WorkloadName]string{jobA: "a1", jobB: "b1"}}
+	require.NoError(t, k.Load(context.Background(), readAll(db.values, false)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { k.Refresh(ctx, db.read, slog.New(slog.DiscardHandler), "refresh"); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.refreshing }, 5*time.Second, time.Millisecond)
+
+	kept := func(n WorkloadName) string {
+		v, found, _, _ := k.Lookup(n)
+		if !found {
+			return ""
+		}
+		return v
+	}
+	// Two writes committed, then their notices.
+	db.set(jobA, "a2")
+	db.set(jobB, "b2")
+	notice("team-a/a")
+	notice("team-a/b")
+	require.Eventually(t, func() bool { return kept(jobA) == "a2" && kept(jobB) == "b2" }, 5*time.Second, time.Millisecond,
+		"read again and kept with no view asking")
+	db.mu.Lock()
+	var asked []WorkloadName
+	for _, a := range db.asked {
+		asked = append(asked, a...)
+	}
+	db.mu.Unlock()
+	assert.ElementsMatch(t, []WorkloadName{jobA, jobB}, asked, "each read once")
+
+	// Written (and announced) again while the background read reads it:
+	// what that read found is not kept; it is read once more.
+	reads := db.reads()
+	db.set(jobA, "a3")
+	db.mu.Lock()
+	db.during = func() { db.set(jobA, "a4"); notice("team-a/a") }
+	db.mu.Unlock()
+	notice("team-a/a")
+	require.Eventually(t, func() bool { return kept(jobA) == "a4" }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, reads+2, db.reads())
+
+	// A read that failed: its values wait for their next view.
+	db.mu.Lock()
+	db.fail = errors.New("connection refused")
+	db.mu.Unlock()
+	db.set(jobB, "b3")
+	notice("team-a/b")
+	require.Eventually(t, func() bool { return db.reads() == reads+3 }, 5*time.Second, time.Millisecond)
+	_, found, known, _ := k.Lookup(jobB)
+	assert.False(t, found || known, "a value whose read failed is read by its next view")
 }

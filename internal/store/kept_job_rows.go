@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 	"unique"
 
@@ -33,9 +35,11 @@ const maxKeptJobs = 50_000
 // A job's rows are written by the portal's loops (moments, the ledger, the
 // idle reclaim) and by its users (verdicts, holds); every write is
 // announced by its transaction (migration 00036) to every replica, which
-// reads that job's rows again on its next view. This replica's own writes
-// take effect on its next view, before the notice comes (forget); another
-// replica's a moment after their commit, when the notice comes.
+// reads that job's rows again in the background a moment later
+// (KeptByName.Refresh), or on its next view if that comes first. This
+// replica's own writes take effect on its next view, before the notice
+// comes (forget); another replica's a moment after their commit, when the
+// notice comes.
 //
 // A job not kept (launched since, made outside the portal, or ended and
 // deleted) is read from PostgreSQL on its first view and kept from then on.
@@ -132,10 +136,16 @@ func (j *keptJob) fill(r *jobRows, n WorkloadName) {
 }
 
 // Run reads every kept job's rows whenever the replica listens under a
-// connection it has not read them under, and every keptByNameReload,
-// until ctx ends.
+// connection it has not read them under, and every keptByNameReload, and
+// a job's rows again a moment after a notice said they changed
+// (KeptByName.Refresh), until ctx ends.
 func (j *JobRowsKeeper) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		j.kept.Refresh(ctx, j.store.someJobsRows, j.log, "reading again the rows of jobs just changed")
+	})
 	j.kept.Run(ctx, j.read, j.log, "reading the rows of every job")
+	wg.Wait()
 }
 
 // Load reads the rows of the jobs of the newest maxKeptJobs live launch
@@ -152,25 +162,61 @@ func (j *JobRowsKeeper) read(ctx context.Context) (map[WorkloadName]*keptJob, bo
 	return byJob, false, err
 }
 
-// keptJobsSQL are the statements Load reads every kept job's rows with:
-// the jobs of the newest live launch records, then each table's rows of
-// those jobs, in the order (and, for the idle episode and the verdict, the
-// number) the job page's own statements read them (jobRowsBatch).
+// keptJobsSQL are the statements Load reads every kept job's rows with,
+// after one of the two definitions of the jobs read: the jobs of the
+// newest live launch records (keptJobsCTE), or the jobs named
+// (namedJobsCTE, a JSON array of {"namespace", "name"}); then each table's
+// rows of those jobs, in the order (and, for the idle episode and the
+// verdict, the number) the job page's own statements read them
+// (jobRowsBatch).
 const (
-	keptJobsCTE = `WITH jobs AS (SELECT namespace, name FROM launches WHERE deleted_at IS NULL ORDER BY id DESC LIMIT ?) `
-	keptJobsSQL = keptJobsCTE + `SELECT namespace, name FROM jobs`
-	keptRunsSQL = keptJobsCTE + `SELECT c.* FROM cost_ledger c JOIN jobs j ON c.namespace = j.namespace AND c.job_name = j.name
+	keptJobsCTE  = `WITH jobs AS (SELECT namespace, name FROM launches WHERE deleted_at IS NULL ORDER BY id DESC LIMIT ?) `
+	namedJobsCTE = `WITH jobs AS (SELECT DISTINCT namespace, name FROM jsonb_to_recordset(?::jsonb) AS j(namespace text, name text)) `
+	keptJobsSQL  = `SELECT namespace, name FROM jobs`
+	keptRunsSQL  = `SELECT c.* FROM cost_ledger c JOIN jobs j ON c.namespace = j.namespace AND c.job_name = j.name
 		ORDER BY c.namespace, c.job_name, c.ended_at`
-	keptMomentsSQL = keptJobsCTE + `SELECT m.* FROM job_moments m JOIN jobs j ON m.namespace = j.namespace AND m.job = j.name
+	keptMomentsSQL = `SELECT m.* FROM job_moments m JOIN jobs j ON m.namespace = j.namespace AND m.job = j.name
 		ORDER BY m.namespace, m.job, m.at, m.id`
-	keptEpisodesSQL = keptJobsCTE + `SELECT DISTINCT ON (e.namespace, e.name) e.* FROM idle_episodes e
+	keptEpisodesSQL = `SELECT DISTINCT ON (e.namespace, e.name) e.* FROM idle_episodes e
 		JOIN jobs j ON e.namespace = j.namespace AND e.name = j.name ORDER BY e.namespace, e.name, e.id DESC`
-	keptVerdictsSQL = keptJobsCTE + `SELECT v.* FROM run_verdicts v JOIN jobs j ON v.namespace = j.namespace AND v.job_name = j.name`
+	keptVerdictsSQL = `SELECT v.* FROM run_verdicts v JOIN jobs j ON v.namespace = j.namespace AND v.job_name = j.name`
 )
 
 // everyJobsRows reads the rows of the jobs of the newest maxKeptJobs live
 // launch records, as of one moment.
 func (s *Store) everyJobsRows(ctx context.Context) (map[WorkloadName]*keptJob, error) {
+	byJob, err := s.jobsRows(ctx, keptJobsCTE, maxKeptJobs)
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of every job: %w", err)
+	}
+	return byJob, nil
+}
+
+// someJobsRows reads the rows of the named jobs, as of one moment: every
+// one of them is in the answer, noJobRows for those without rows.
+func (s *Store) someJobsRows(ctx context.Context, names []WorkloadName) (map[WorkloadName]*keptJob, error) {
+	type named struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	}
+	list := make([]named, len(names))
+	for i, n := range names {
+		list[i] = named(n)
+	}
+	arg, err := json.Marshal(list)
+	if err != nil {
+		return nil, fmt.Errorf("name %d jobs: %w", len(names), err)
+	}
+	byJob, err := s.jobsRows(ctx, namedJobsCTE, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of %d jobs: %w", len(names), err)
+	}
+	return byJob, nil
+}
+
+// jobsRows reads the rows of the jobs cte defines with arg, in one
+// read-only transaction.
+func (s *Store) jobsRows(ctx context.Context, cte string, arg any) (map[WorkloadName]*keptJob, error) {
 	var (
 		jobs     []WorkloadName
 		runs     []LedgerRow
@@ -183,14 +229,14 @@ func (s *Store) everyJobsRows(ctx context.Context) (map[WorkloadName]*keptJob, e
 			sql  string
 			into any
 		}{{keptJobsSQL, &jobs}, {keptRunsSQL, &runs}, {keptMomentsSQL, &moments}, {keptEpisodesSQL, &episodes}, {keptVerdictsSQL, &verdicts}} {
-			if err := tx.Raw(q.sql, maxKeptJobs).Scan(q.into).Error; err != nil {
+			if err := tx.Raw(cte+q.sql, arg).Scan(q.into).Error; err != nil {
 				return err
 			}
 		}
 		return nil
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("read the rows of every job: %w", err)
+		return nil, err
 	}
 	of := make(map[WorkloadName]*jobRows)
 	job := func(namespace, name string) *jobRows {

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,6 +172,63 @@ func TestAJobsPageReadsItsKeptRowsAndEveryChangeOfThem(t *testing.T) {
 	_, err = other.SQL().ExecContext(ctx, "TRUNCATE run_verdicts")
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { r, _ := viewJob(t, s, ns, job); return r.VerdictErr != nil }, 10*time.Second, 10*time.Millisecond)
+}
+
+// Rows another replica writes (the ledger's loop recording a burst of
+// ended runs, say) are read again in the background once their notices
+// come: each job's next view reads nothing from PostgreSQL and shows them,
+// a job made outside the portal included.
+func TestJobsRowsChangedElsewhereAreKeptBeforeTheirNextView(t *testing.T) {
+	s, keeper, dsn := keepingStore(t)
+	const ns = "team-vision"
+	var jobs []string
+	for i := range 40 {
+		jobs = append(jobs, fmt.Sprintf("pytorch-train-burst%05d", i))
+		launchJob(t, s, ns, jobs[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { keeper.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	outside := "made-with-kubectl"
+	kept := func(job string) *keptJob {
+		j, found, _, _ := s.jobs.Lookup(WorkloadName{Namespace: ns, Name: job})
+		if !found {
+			return nil
+		}
+		return j
+	}
+	require.Eventually(t, func() bool { return kept(jobs[0]) != nil && kept(jobs[len(jobs)-1]) != nil }, 20*time.Second,
+		10*time.Millisecond, "every launched job's rows read")
+	_, calls := viewJob(t, s, ns, outside)
+	require.Equal(t, 1, calls, "a job without a launch record is read on its first view")
+	require.Eventually(t, func() bool { return kept(outside) != nil }, 10*time.Second, 10*time.Millisecond)
+
+	other, err := Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for _, job := range append(slices.Clone(jobs), outside) {
+		_, err := other.RecordRun(ctx, LedgerRow{RunKey: job + "-1", WorkloadUID: "uid-" + job, Team: "vision", Namespace: ns, JobName: job,
+			JobKind: "training", Owner: "alice", Flavor: "a100", Resource: "nvidia.com/gpu", GPUs: 1, AdmittedAt: now.Add(-time.Hour),
+			EndedAt: now, Outcome: "succeeded", AllocatedGPUHours: 1})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		for _, job := range append(slices.Clone(jobs), outside) {
+			if j := kept(job); j == nil || len(j.runs) != 1 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 10*time.Millisecond, "every changed job's rows read again, with no view asking")
+	for _, job := range append(slices.Clone(jobs), outside) {
+		r, calls := viewJob(t, s, ns, job)
+		assert.Equal(t, 0, calls, "%s's next view reads nothing from PostgreSQL", job)
+		if assert.Len(t, r.Runs, 1, job) {
+			assert.Equal(t, job+"-1", r.Runs[0].RunKey)
+		}
+	}
 }
 
 // A job's rows are kept whole: a view of the kept copy reads every field
