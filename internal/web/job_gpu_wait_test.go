@@ -183,10 +183,12 @@ func TestJobPageShowsARunsRecentFiguresAtOnce(t *testing.T) {
 	close(prom.gate)
 	require.Eventually(t, func() bool { return prom.usage.Load() == asked+1 && prom.measured.Load() == measuredAsked+1 },
 		5*time.Second, 10*time.Millisecond, "the view asked Prometheus again in the background")
+	// The figures and the measured hours come back from two reads, each
+	// kept when it lands: the view after both shows both fresh.
 	require.Eventually(t, func() bool {
 		q, err = h.jobQueueWithin(context.Background(), rec, nil, wait)
-		return err == nil && q.GPU != nil && time.Since(q.GPU.At) < scrapeInterval
-	}, 5*time.Second, 10*time.Millisecond, "the next view shows the new figures")
+		return err == nil && q.GPU != nil && time.Since(q.GPU.At) < scrapeInterval && q.measureTail() <= scrapeInterval
+	}, 5*time.Second, 10*time.Millisecond, "the next view shows the new figures and measured hours")
 	html = panel(q)
 	assert.NotContains(t, html, `data-testid="gpu-as-of"`)
 	assert.NotContains(t, html, "measured to")
