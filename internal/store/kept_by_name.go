@@ -163,17 +163,24 @@ func (l KeptLookup) Keeps() bool { return l.answers }
 func (k *KeptByName[V]) Lookup(n WorkloadName) (v V, found, known bool, look KeptLookup) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	look = KeptLookup{n: n, answers: k.answersLocked(time.Now()), loads: k.loads}
+	look = k.lookLocked(n)
 	if look.answers {
 		if v, ok := k.byName[n]; ok {
 			return v, true, true, look
 		}
-		if _, unknown := k.unknown[n]; k.complete && !unknown {
+		if k.complete && !look.wasUnknown {
 			return v, false, true, look
 		}
 	}
-	look.seq, look.wasUnknown = k.unknown[n]
 	return v, false, false, look
+}
+
+// lookLocked is what memory says of n now, for a read after it to be
+// kept by (Keep): a view's (Lookup) and Refresh's (takeAnnounced) alike.
+func (k *KeptByName[V]) lookLocked(n WorkloadName) KeptLookup {
+	look := KeptLookup{n: n, answers: k.answersLocked(time.Now()), loads: k.loads}
+	look.seq, look.wasUnknown = k.unknown[n]
+	return look
 }
 
 // Keep keeps v as the value of the workload look is of (keyed by n, equal
@@ -344,8 +351,7 @@ func (k *KeptByName[V]) takeAnnounced(max int) map[WorkloadName]KeptLookup {
 		if _, kept := k.byName[n]; kept {
 			continue
 		}
-		seq, wasUnknown := k.unknown[n]
-		looks[n] = KeptLookup{n: n, answers: true, loads: k.loads, seq: seq, wasUnknown: wasUnknown}
+		looks[n] = k.lookLocked(n)
 	}
 	return looks
 }
