@@ -55,6 +55,12 @@ type sharedFigures[V any] struct {
 	keyOf map[string]string
 	// swept is when figures past their grace were last dropped.
 	swept time.Time
+	// asked is each family of figures of now that views asked for
+	// (getRecent), refreshed when they were last looked through for reads
+	// due, refresh how soon and for how long (figures_refresh.go).
+	asked     map[string]askedFamily[V]
+	refreshed time.Time
+	refresh   refreshTimes
 }
 
 // sweepEvery spaces the sweeps for figures past their grace: one per load
@@ -333,11 +339,12 @@ func (g *sharedGPUMetrics) MeasuredUse(ctx context.Context, j gpu.Job, start, en
 // RecentJobUsage is JobUsage for a page that shows how old its figures
 // are (gpu.Usage.At): while the run's figures for now are missing and its
 // last ones are under maxFamilyAge old, it answers those at once and reads
-// new ones in the background for the next view. Only a run nobody looked
-// at for that long waits for Prometheus. (A running job's page waited up
-// to its whole wait, 25 ms, whenever its figures had gone past their
-// grace: the job page's p99 in the load runs, where each running job is
-// viewed every 20 s or so.)
+// new ones in the background for the next view; a run viewed within the
+// last minutes is read again before its figures are that old (getRecent),
+// so only a run nobody looked at for that long waits for Prometheus. (A
+// running job's page waited up to its whole wait, 25 ms, whenever its
+// figures had gone past their grace: the job page's p99 in the load runs,
+// where each running job is viewed every 20 s or so.)
 //
 // A running job's current figures come from every GPU pod's, read in one
 // query a scrape interval however many jobs are viewed (gpu.Current), and
@@ -355,11 +362,11 @@ func (g *sharedGPUMetrics) RecentJobUsage(ctx context.Context, j gpu.Job, start,
 		seriesErr error
 	)
 	wg.Go(func() {
-		series, seriesErr = g.series.getOrLast(ctx, family, family+"|now", scrapeInterval, func(ctx context.Context) ([]gpu.Sample, error) {
+		series, seriesErr = g.series.getRecent(ctx, family, family+"|now", scrapeInterval, end, func(ctx context.Context, end time.Time) ([]gpu.Sample, error) {
 			return cm.JobSeries(ctx, j, start, end)
 		})
 	})
-	cur, err := g.current.getOrLast(ctx, "pods", "pods|now", scrapeInterval, func(ctx context.Context) (*gpu.Current, error) {
+	cur, err := g.current.getRecent(ctx, "pods", "pods|now", scrapeInterval, end, func(ctx context.Context, end time.Time) (*gpu.Current, error) {
 		return cm.CurrentFigures(ctx, end)
 	})
 	wg.Wait()
@@ -381,7 +388,13 @@ func (g *sharedGPUMetrics) RecentJobUsage(ctx context.Context, j gpu.Job, start,
 // RecentMeasuredUse is MeasuredUse as RecentJobUsage answers (the
 // measured range's end is gpu.Measured.Through).
 func (g *sharedGPUMetrics) RecentMeasuredUse(ctx context.Context, j gpu.Job, start, end time.Time) (gpu.Measured, error) {
-	return g.measuredUse(ctx, j, start, end, g.measured.getOrLast)
+	if endKey(end) != "now" {
+		return g.measuredUse(ctx, j, start, end, g.measured.getOrLast)
+	}
+	family := runFamily(j, start)
+	return g.measured.getRecent(ctx, family, family+"|now", scrapeInterval, end, func(ctx context.Context, end time.Time) (gpu.Measured, error) {
+		return g.next.MeasuredUse(ctx, j, start, end)
+	})
 }
 
 // figuresGetter is sharedFigures' get or getOrLast.
