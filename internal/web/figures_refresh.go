@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/servertiming"
 )
 
 // A running job's chart and measured hours are answered at once while the
@@ -71,15 +73,18 @@ func (s *sharedFigures[V]) getRecent(ctx context.Context, family, key string, tt
 	a := s.asked[family]
 	s.asked[family] = askedFamily[V]{key: key, ttl: ttl, end: end, asked: now, tried: a.tried, load: load}
 	s.mu.Unlock()
-	s.refreshDue(ctx)
+	s.refreshDue(ctx, family)
 	return s.getOrLast(ctx, family, key, ttl, func(ctx context.Context) (V, error) { return load(ctx, end) })
 }
 
 // refreshDue starts, at most once each refreshEvery, the background reads
 // of the families asked for within the refresh window whose last figures
-// are older than refreshAfter (or gone) and that no read is loading; each
-// reads the range the view asked for moved on by the time since.
-func (s *sharedFigures[V]) refreshDue(ctx context.Context) {
+// are older than refreshAfter and that no read is loading; each reads the
+// range the view asked for moved on by the time since. The family the view
+// asks for itself (viewing) is left to the view, whose read it waits for
+// or not (getOrLast), and so is a family with no figures left to answer
+// (never read, or its reads failed): its next view reads it.
+func (s *sharedFigures[V]) refreshDue(ctx context.Context, viewing string) {
 	now := time.Now()
 	rt := s.refresh.orDefault()
 	type due struct {
@@ -99,7 +104,7 @@ func (s *sharedFigures[V]) refreshDue(ctx context.Context) {
 			continue
 		}
 		last, ok := s.latest[f]
-		if s.loading[f] > 0 || now.Sub(a.tried) < rt.after || (ok && now.Sub(last.loadedAt) < rt.after) {
+		if f == viewing || !ok || s.loading[f] > 0 || now.Sub(a.tried) < rt.after || now.Sub(last.loadedAt) < rt.after {
 			continue
 		}
 		a.tried = now
@@ -110,6 +115,8 @@ func (s *sharedFigures[V]) refreshDue(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
+	// Other runs' reads are no part of the view that starts them.
+	ctx = servertiming.Detach(ctx)
 	for _, d := range start {
 		end := d.a.end.Add(now.Sub(d.a.asked))
 		s.group.DoChan(d.a.key, s.reloader(ctx, d.family, d.a.key, d.a.ttl, func(ctx context.Context) (V, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/cost"
 	"github.com/gantry-dev/gantry/internal/gpu"
+	"github.com/gantry-dev/gantry/internal/servertiming"
 	"github.com/gantry-dev/gantry/internal/store"
 )
 
@@ -148,12 +149,12 @@ func (s *sharedFigures[V]) endLoad(family string) {
 // others may wait on it, and its figures answer later views. A view whose
 // ctx ends first gets ctx's error.
 func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
-	reload := s.reloader(ctx, family, key, ttl, load)
 	if v, ok, stale := s.lookup(key); ok {
 		if stale {
 			// Answered from the buffered channel nobody reads; an error
-			// leaves the stale figures until their grace ends.
-			s.group.DoChan(key, reload)
+			// leaves the stale figures until their grace ends. The view
+			// does not wait for the load, so its time is not the view's.
+			s.group.DoChan(key, s.reloader(servertiming.Detach(ctx), family, key, ttl, load))
 		}
 		return v, nil
 	}
@@ -163,7 +164,7 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 	// A view whose ctx ends first (a page that waits for Prometheus only so
 	// long) leaves the load running: its figures answer the next view.
 	select {
-	case r := <-s.group.DoChan(key, reload):
+	case r := <-s.group.DoChan(key, s.reloader(ctx, family, key, ttl, load)):
 		if r.Err != nil {
 			var zero V
 			return zero, r.Err
@@ -186,7 +187,7 @@ func (s *sharedFigures[V]) get(ctx context.Context, family, key string, ttl time
 func (s *sharedFigures[V]) getOrLast(ctx context.Context, family, key string, ttl time.Duration, load func(context.Context) (V, error)) (V, error) {
 	if _, ok, _ := s.lookup(key); !ok {
 		if v, ok := s.last(family, false); ok {
-			s.group.DoChan(key, s.reloader(ctx, family, key, ttl, load))
+			s.group.DoChan(key, s.reloader(servertiming.Detach(ctx), family, key, ttl, load))
 			return v, nil
 		}
 	}
