@@ -36,7 +36,11 @@ import (
 // deploy/local/idp/users.json, across the three teams), each with an API
 // token of their own, launch pytorch-train through POST
 // /api/v1/teams/{team}/jobs at an open-loop rate (GANTRY_LAUNCH_RATE per
-// second, default 50, for GANTRY_LAUNCH_SECONDS, default 60). In the same
+// second, default 55, for GANTRY_LAUNCH_SECONDS, default 60). The default
+// is above the target's 50 a second because the rate reported counts the
+// answered launches over the time from the first send to the last answer:
+// offered exactly 50 a second, it ends at 49.8-50.0 however fast the
+// portal is, which does not show that it keeps up with 50. In the same
 // run and at the same rate, a bare client-go client creates the very
 // objects a launch creates (rendered from the same template, as the same
 // impersonated user), so the two latencies meet the same API server,
@@ -62,7 +66,7 @@ var launchBenchValues = map[string]string{"gpus": "1", "cpu": "1", "memory": "8G
 // BenchmarkLaunch is `make bench`'s launch run: BENCH launch rate_per_s=…
 // p50_ms=… p99_ms=… clientgo_p99_ms=… ratio=… errors=….
 func BenchmarkLaunch(b *testing.B) {
-	rate := loadSize(b, "GANTRY_LAUNCH_RATE", 50)
+	rate := loadSize(b, "GANTRY_LAUNCH_RATE", 55)
 	seconds := loadSize(b, "GANTRY_LAUNCH_SECONDS", 60)
 	env := stacktest.Stack(b)
 	settled(b, env)
@@ -185,8 +189,14 @@ func BenchmarkLaunch(b *testing.B) {
 		// Each round's launches are numbered apart from the others'.
 		from := round * launches
 		if nice != 0 {
+			// The launchers too: each portal launch is raced by a bare
+			// create from the same process.
 			portalPrecedence(b, portal, nice)
-			defer portalPrecedence(b, portal, 0)
+			precedence(b, nice, os.Getpid())
+			defer func() {
+				portalPrecedence(b, portal, 0)
+				precedence(b, 0, os.Getpid())
+			}()
 		}
 		var portalRun, goRun openLoopResult
 		var wg sync.WaitGroup
