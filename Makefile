@@ -122,10 +122,9 @@ cluster-status:
 ## each signed in through the IdP with a session of their own (p50/p99 ms, beside a live list of
 ## one team's Workloads from the API server), once with users who pause about a second between
 ## clicks (think_ms=1000) and once with users who never pause (think_ms=0), and the portal's RSS.
-## With users pausing each page is measured a second time with the portal and PostgreSQL at
-## GANTRY_LOAD_NICE (default -10, needs root) over the simulated cluster (nice= in the line); the
-## load generator, standing for the users' browsers, has that precedence in every phase
-## (GANTRY_LOAD_CLIENT_NICE to change it, client_nice= in the line). Each page line also says where its slowest 1% of views went (tail_*_ms, from the
+## With users pausing each page is measured a second time with the portal, PostgreSQL and the
+## load generator at GANTRY_LOAD_NICE (default -10, needs root) over the simulated cluster (nice=
+## in the line). Each page line also says where its slowest 1% of views went (tail_*_ms, from the
 ## portal's Server-Timing headers) and in how many distinct seconds they came (tail_seconds).
 ## Sizes: GANTRY_LOAD_WORKLOADS,
 ## GANTRY_LOAD_RUNNING, GANTRY_LOAD_NODES. The load run is a benchmark only (-run '^$' runs no

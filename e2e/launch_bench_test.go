@@ -189,14 +189,8 @@ func BenchmarkLaunch(b *testing.B) {
 		// Each round's launches are numbered apart from the others'.
 		from := round * launches
 		if nice != 0 {
-			// The launchers too: each portal launch is raced by a bare
-			// create from the same process.
 			portalPrecedence(b, portal, nice)
-			precedence(b, nice, os.Getpid())
-			defer func() {
-				portalPrecedence(b, portal, 0)
-				precedence(b, 0, os.Getpid())
-			}()
+			defer portalPrecedence(b, portal, 0)
 		}
 		var portalRun, goRun openLoopResult
 		var wg sync.WaitGroup

@@ -184,13 +184,6 @@ func BenchmarkLoad(b *testing.B) {
 		nice  int
 	}
 	models := []model{{loadThink, 0}, {0, 0}}
-	// The load generator stands for the users' browsers, which run on
-	// machines of their own: with GANTRY_LOAD_NICE it has that precedence
-	// in every phase (GANTRY_LOAD_CLIENT_NICE sets another, 0 none), so
-	// that its own wait for a core, on the cores it shares with the portal
-	// here, is not counted as the portal's. The portal and its PostgreSQL
-	// have precedence only in the precedence phase.
-	clientNice := 0
 	if nice := loadSize(b, "GANTRY_LOAD_NICE", 0); nice != 0 {
 		// Raising a priority takes root (or CAP_SYS_NICE); without it the
 		// run measures without precedence and says so.
@@ -199,13 +192,10 @@ func BenchmarkLoad(b *testing.B) {
 		} else {
 			_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 0)
 			models = slices.Insert(models, 1, model{loadThink, nice})
-			clientNice = loadSize(b, "GANTRY_LOAD_CLIENT_NICE", nice)
 		}
 	}
-	precedence(b, clientNice, os.Getpid())
-	b.Cleanup(func() { precedence(b, 0, os.Getpid()) })
-	// The precedence phase puts the portal's and PostgreSQL's nice values
-	// back after it (PostgreSQL's processes are another user's).
+	// Only the precedence phase renices anything (PostgreSQL's processes
+	// are another user's), and puts every nice value back after it.
 
 	teamOf := func(user int) *loadTeam { return teams[user%loadTeams] }
 	pages := []struct {
@@ -332,13 +322,13 @@ func BenchmarkLoad(b *testing.B) {
 				// alone (their Server-Timing trailers): the rest of what
 				// users waited was spent outside it, in the kernel and the
 				// load generator, both on the same two cores.
-				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d client_nice=%d gc_per_s=%.2f%s %s\n",
-					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(quantile(viewTimes(timings), 0.99)), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice, clientNice,
+				fmt.Printf("BENCH page=%s workloads=%d users=%d think_ms=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f live_list_ms=%.0f ratio=%.1f rps=%.0f sessions=%d cpu_ms_per_view=%.2f machine_busy_pct=%.0f nice=%d gc_per_s=%.2f%s %s\n",
+					p.path, workloads, loadUsers, think.Milliseconds(), ms(p50), ms(p99), ms(quantile(viewTimes(timings), 0.99)), ms(live), ms(live)/ms(p99), float64(len(lat))/took.Seconds(), len(p.clients), ms(perView), busy, m.nice,
 					gcs/took.Seconds(), counters, tailTimings(lat, timings))
 				// The open job pages' status refreshes during the phase.
-				fmt.Printf("BENCH poll=/teams/{team}/jobs/{name}/status during=%s workloads=%d open_pages=%d every_ms=%d think_ms=%d polls=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f nice=%d client_nice=%d %s\n",
+				fmt.Printf("BENCH poll=/teams/{team}/jobs/{name}/status during=%s workloads=%d open_pages=%d every_ms=%d think_ms=%d polls=%d p50_ms=%.1f p99_ms=%.1f view_p99_ms=%.1f nice=%d %s\n",
 					p.path, workloads, len(users), loadPollEvery.Milliseconds(), think.Milliseconds(), len(pollLat), ms(quantile(pollLat, 0.50)), ms(quantile(pollLat, 0.99)),
-					ms(quantile(viewTimes(pollTimings), 0.99)), m.nice, clientNice, tailTimings(pollLat, pollTimings))
+					ms(quantile(viewTimes(pollTimings), 0.99)), m.nice, tailTimings(pollLat, pollTimings))
 				b.Logf("%s: %d requests, %d users thinking %s: p50 %s, p99 %s, max %s; live list of %s's workloads %s", p.path, len(lat), loadUsers, think,
 					p50.Round(time.Microsecond), p99.Round(time.Microsecond), slices.Max(lat).Round(time.Microsecond), teams[0].Name, live.Round(time.Millisecond))
 			}
@@ -388,10 +378,11 @@ func processesNamed(b *testing.B, name string) []int {
 	return out
 }
 
-// portalPrecedence sets the nice value of the portal and its PostgreSQL.
+// portalPrecedence sets the nice value of the portal, its PostgreSQL and
+// the load generator (this process).
 func portalPrecedence(b *testing.B, p *Portal, nice int) {
 	b.Helper()
-	precedence(b, nice, append(processesNamed(b, "postgres"), p.proc.cmd.Process.Pid)...)
+	precedence(b, nice, append(processesNamed(b, "postgres"), os.Getpid(), p.proc.cmd.Process.Pid)...)
 }
 
 // precedence sets the nice value of every thread of each process (Linux
