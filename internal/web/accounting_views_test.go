@@ -84,3 +84,26 @@ func TestTeamCostSectionSaysWhatAnAcceptedRunCost(t *testing.T) {
 	assert.Contains(t, text("reclaimed"), "not recorded yet")
 	assert.Equal(t, 1, doc.Find(`[data-testid="rule-on"]`).Length(), "a lead may turn the rule on")
 }
+
+// TestClusterTeamsSectionSaysWhenNoRunHasEnded renders the cluster page's
+// teams section on a fresh cluster (no run ended this month: a sentence,
+// not a table of headers over nothing) and after a run of vision ended.
+func TestClusterTeamsSectionSaysWhenNoRunHasEnded(t *testing.T) {
+	render := func(p views.ClusterProps) *goquery.Selection {
+		t.Helper()
+		var buf bytes.Buffer
+		require.NoError(t, views.ClusterPage(views.Nav{}, p).Render(context.Background(), &buf))
+		doc, err := goquery.NewDocumentFromReader(&buf)
+		require.NoError(t, err)
+		return doc.Find(`[data-testid="team-spend"]`)
+	}
+
+	fresh := render(views.ClusterProps{MonthLabel: "December 2026"})
+	require.Equal(t, 1, fresh.Length(), "the teams section is on the page")
+	assert.Contains(t, fresh.Find(`[data-testid="team-spend-empty"]`).Text(), "No team's run has ended in December 2026 yet")
+	assert.Zero(t, fresh.Find("table").Length(), "no table of headers over nothing")
+
+	ended := render(views.ClusterProps{MonthLabel: "December 2026", Teams: []views.TeamSpendRow{{Team: "vision", SpendView: views.SpendView{Cost: "$12.00"}}}})
+	assert.Zero(t, ended.Find(`[data-testid="team-spend-empty"]`).Length())
+	assert.Contains(t, ended.Find(`[data-testid="team-vision"]`).Text(), "$12.00")
+}
