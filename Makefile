@@ -22,8 +22,11 @@ TEST_FLAGS ?= -p 2 -timeout 25m -vet=off -ldflags=-w
 .PHONY: run test unit screenshots lint helm-lint generate check-generated cluster-up cluster-down cluster-status bench build clean-local prerequisites
 
 ## run: bring up the local stack and the portal on http://127.0.0.1:8080 (Ctrl-C stops what it started)
+## It runs the built gantry-dev, not `go run`: on Ctrl-C `go run` exits 1 even when the program it
+## ran stopped everything and exited 0, and make then reports the run as failed.
 run: prerequisites
-	$(GANTRY_DEV) run
+	$(GO) build -o .local/bin/gantry-dev ./cmd/gantry-dev
+	exec .local/bin/gantry-dev run
 
 ## prerequisites: install what the machine lacks (Debian packages, the IdP's npm packages), or name the command that does
 prerequisites:
