@@ -48,9 +48,11 @@ func main() {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	// The collector starts when the heap has grown by half of what is
-	// live, not by all of it (go_gc_gogc_percent on /metrics says which).
-	if paceCollector(os.LookupEnv) {
-		log.Info("collector paced at GOGC=50; set GOGC to change it", "gc_percent", defaultGCPercent)
+	// live, not by all of it, or by 32 MiB if that is more
+	// (go_gc_gogc_percent on /metrics says which).
+	paced := paceCollector(os.LookupEnv)
+	if paced {
+		log.Info("collector paced at GOGC=50 or 32 MiB of growth, whichever is more; set GOGC to change it", "gc_percent", defaultGCPercent)
 	}
 	// The caches hold every Workload, Job and pod. In a
 	// container with a memory limit the collector works to stay under what
@@ -63,6 +65,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if paced {
+		go pace(ctx, log)
+	}
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("gantry stopped", "err", err)
 		os.Exit(1)

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/stretchr/testify/assert"
@@ -60,4 +65,42 @@ func TestCollectorPacedUnlessGOGCIsSet(t *testing.T) {
 
 	assert.True(t, paceCollector(unset))
 	assert.Equal(t, defaultGCPercent, debug.SetGCPercent(100))
+}
+
+// A small portal's collector waits for 32 MiB of growth, not half of a
+// 14 MiB heap; a large one keeps the default pace, and an empty heap does
+// not ask for an absurd one.
+func TestPacedPercentGivesTheHeapRoomToGrow(t *testing.T) {
+	assert.Equal(t, 229, pacedPercent(14<<20), "1,000 workloads: a collection after 32 MiB of growth")
+	assert.Equal(t, defaultGCPercent, pacedPercent(69<<20), "10,000 workloads: half of live is more than 32 MiB")
+	assert.Equal(t, defaultGCPercent, pacedPercent(64<<20))
+	assert.Equal(t, 3200, pacedPercent(0), "an empty heap counts as 1 MiB")
+}
+
+// The pacer sets the pace after a collection from what it left live, and
+// stops with its context.
+func TestPaceFollowsTheLiveHeap(t *testing.T) {
+	was := debug.SetGCPercent(defaultGCPercent)
+	t.Cleanup(func() { debug.SetGCPercent(was) })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { pace(ctx, slog.New(slog.DiscardHandler)); close(done) }()
+
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		runtime.GC()
+		metrics.Read(live)
+		metrics.Read(gogc)
+		// What is live moves a little with each collection the test asks for.
+		assert.InEpsilon(c, pacedPercent(live[0].Value.Uint64()), gogc[0].Value.Uint64(), 0.1)
+	}, 10*time.Second, 200*time.Millisecond)
+	metrics.Read(gogc)
+	assert.Greater(t, gogc[0].Value.Uint64(), uint64(defaultGCPercent), "a test binary's heap is small")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pacer did not stop with its context")
+	}
 }
