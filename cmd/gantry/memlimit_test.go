@@ -68,8 +68,8 @@ func TestCollectorPacedUnlessGOGCIsSet(t *testing.T) {
 }
 
 // A small portal's collector waits for 32 MiB of growth, not half of a
-// 14 MiB heap; a large one keeps the default pace, and an empty heap does
-// not ask for an absurd one.
+// 14 MiB heap; a large one keeps the default pace, and an empty heap (at
+// start) is read as 1 MiB, so its first goal is 33 MiB, not unbounded.
 func TestPacedPercentGivesTheHeapRoomToGrow(t *testing.T) {
 	assert.Equal(t, 229, pacedPercent(14<<20), "1,000 workloads: a collection after 32 MiB of growth")
 	assert.Equal(t, defaultGCPercent, pacedPercent(69<<20), "10,000 workloads: half of live is more than 32 MiB")
