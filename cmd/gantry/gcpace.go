@@ -14,9 +14,9 @@ import (
 // 0.4-1.0 times a second while users clicked, and on the 2-core load run
 // 13 and 17 of the job list's 20 slowest views came while it ran (its mark
 // assists and stops on cores the simulated cluster kept busy), though it
-// ran for 2% of the time. With room for 32 MiB the same load collected
-// 0.10-0.19 times a second, and 2-9 of the 20 slowest views met one
-// (e2e/LOAD-RUNS.md, 2026-12-08). At 10,000 workloads (50-69 MiB live) half
+// ran for 0.6-2.1% of the time. With room for 32 MiB the same load
+// collected 0.10-0.19 times a second in two runs, and 1-9 of each phase's
+// 20 slowest views met one (e2e/LOAD-RUNS.md, 2026-12-08). At 10,000 workloads (50-69 MiB live) half
 // of what is live is about this much already.
 const minHeadroom = 32 << 20
 
